@@ -1,0 +1,12 @@
+/** Public surface of @plexus/shared: the workspace document schema and its helpers. */
+export * from './origin.ts';
+export * from './ids.ts';
+export * from './order.ts';
+export * from './text-diff.ts';
+export * from './schema.ts';
+export * from './cells.ts';
+export * from './markdown.ts';
+export * from './chat.ts';
+export * from './presence.ts';
+export * from './protocol.ts';
+export * from './undo.ts';

@@ -1,0 +1,185 @@
+/**
+ * Markdown <-> Y.XmlFragment in the node vocabulary of tiptap's StarterKit (paragraph, heading,
+ * bulletList, orderedList, listItem, codeBlock, blockquote, horizontalRule; marks bold, italic,
+ * code). Used to seed, import and read markdown cells outside the browser (server, agent, tests).
+ * It covers the common subset, not all of CommonMark. Pure module.
+ */
+import * as Y from 'yjs';
+
+type Attrs = Record<string, unknown>;
+
+function inlineToText(xmlText: Y.XmlText, line: string): void {
+  // **bold**, *italic* / _italic_, `code`
+  const re = /(\*\*[^*]+\*\*|`[^`]+`|\*[^*\s][^*]*\*|_[^_\s][^_]*_)/g;
+  let last = 0;
+  let pos = xmlText.length;
+  const push = (s: string, attrs?: Attrs) => {
+    if (!s) return;
+    xmlText.insert(pos, s, attrs ?? {});
+    pos += s.length;
+  };
+  for (const m of line.matchAll(re)) {
+    push(line.slice(last, m.index));
+    const tok = m[0];
+    if (tok.startsWith('**')) push(tok.slice(2, -2), { bold: {} });
+    else if (tok.startsWith('`')) push(tok.slice(1, -1), { code: {} });
+    else push(tok.slice(1, -1), { italic: {} });
+    last = (m.index ?? 0) + tok.length;
+  }
+  push(line.slice(last));
+}
+
+function paragraph(text: string, name = 'paragraph', attrs?: Attrs): Y.XmlElement {
+  const el = new Y.XmlElement(name);
+  // y-tiptap stores node attributes as plain JSON values (numbers stay numbers).
+  if (attrs) for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v as never);
+  const t = new Y.XmlText();
+  el.insert(0, [t]);
+  return Object.assign(el, { __pendingText: text });
+}
+
+/** Fills an (empty) fragment from markdown text. The fragment must already be in a document. */
+export function markdownToFragment(frag: Y.XmlFragment, markdown: string): void {
+  const blocks: Y.XmlElement[] = [];
+  const lines = markdown.replace(/\r\n?/g, '\n').split('\n');
+  for (let i = 0; i < lines.length; ) {
+    const line = lines[i]!;
+    const fence = /^```(\S*)\s*$/.exec(line);
+    if (fence) {
+      const body: string[] = [];
+      i++;
+      while (i < lines.length && !/^```\s*$/.test(lines[i]!)) body.push(lines[i++]!);
+      i++;
+      const el = new Y.XmlElement('codeBlock');
+      if (fence[1]) el.setAttribute('language', fence[1]);
+      const t = new Y.XmlText();
+      el.insert(0, [t]);
+      blocks.push(Object.assign(el, { __pendingText: body.join('\n'), __raw: true }));
+      continue;
+    }
+    const h = /^(#{1,6})\s+(.*)$/.exec(line);
+    if (h) {
+      blocks.push(paragraph(h[2]!, 'heading', { level: h[1]!.length }));
+      i++;
+      continue;
+    }
+    if (/^(-{3,}|\*{3,})\s*$/.test(line)) {
+      blocks.push(new Y.XmlElement('horizontalRule'));
+      i++;
+      continue;
+    }
+    const list = /^(\s*)([-*+]|\d+[.)])\s+/.exec(line);
+    if (list) {
+      const ordered = /\d/.test(list[2]!);
+      const el = new Y.XmlElement(ordered ? 'orderedList' : 'bulletList');
+      const items: Y.XmlElement[] = [];
+      while (i < lines.length) {
+        const m = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/.exec(lines[i]!);
+        if (!m || /\d/.test(m[2]!) !== ordered) break;
+        const li = new Y.XmlElement('listItem');
+        const p = paragraph(m[3]!);
+        li.insert(0, [p]);
+        items.push(Object.assign(li, { __child: p }));
+        i++;
+      }
+      el.insert(0, items);
+      blocks.push(Object.assign(el, { __items: items }));
+      continue;
+    }
+    if (line.startsWith('>')) {
+      const body: string[] = [];
+      while (i < lines.length && lines[i]!.startsWith('>')) body.push(lines[i++]!.replace(/^>\s?/, ''));
+      const el = new Y.XmlElement('blockquote');
+      const p = paragraph(body.join(' '));
+      el.insert(0, [p]);
+      blocks.push(Object.assign(el, { __child: p }));
+      continue;
+    }
+    if (line.trim() === '') {
+      i++;
+      continue;
+    }
+    const para: string[] = [line];
+    i++;
+    while (i < lines.length && lines[i]!.trim() !== '' && !/^(#{1,6}\s|```|>|\s*([-*+]|\d+[.)])\s)/.test(lines[i]!)) {
+      para.push(lines[i++]!);
+    }
+    blocks.push(paragraph(para.join(' ')));
+  }
+  if (blocks.length === 0) blocks.push(paragraph(''));
+  frag.insert(frag.length, blocks);
+  // Text can only be filled once the elements are integrated into the document.
+  const fill = (el: Y.XmlElement & { __pendingText?: string; __raw?: boolean; __child?: Y.XmlElement; __items?: Y.XmlElement[] }) => {
+    if (el.__pendingText !== undefined) {
+      const t = el.get(0) as Y.XmlText;
+      if (el.__raw) t.insert(0, el.__pendingText);
+      else inlineToText(t, el.__pendingText);
+    }
+    if (el.__child) fill(el.__child);
+    if (el.__items) el.__items.forEach(fill);
+  };
+  blocks.forEach(fill);
+}
+
+function inlineToMarkdown(t: Y.XmlText): string {
+  let out = '';
+  for (const op of t.toDelta() as Array<{ insert: unknown; attributes?: Attrs }>) {
+    if (typeof op.insert !== 'string') continue;
+    const a = op.attributes ?? {};
+    let s = op.insert;
+    if (a.code) s = '`' + s + '`';
+    if (a.italic) s = '*' + s + '*';
+    if (a.bold) s = '**' + s + '**';
+    out += s;
+  }
+  return out;
+}
+
+function blockText(el: Y.XmlElement): string {
+  let s = '';
+  for (const child of el.toArray()) {
+    if (child instanceof Y.XmlText) s += inlineToMarkdown(child);
+    else if (child instanceof Y.XmlElement) s += child.nodeName === 'hardBreak' ? '\n' : blockText(child);
+  }
+  return s;
+}
+
+function blockToMarkdown(el: Y.XmlElement): string {
+  switch (el.nodeName) {
+    case 'heading': {
+      const level = Number(el.getAttribute('level') ?? 1) || 1;
+      return '#'.repeat(Math.min(6, level)) + ' ' + blockText(el);
+    }
+    case 'codeBlock': {
+      const lang = el.getAttribute('language');
+      const raw = el.toArray().map((c) => (c instanceof Y.XmlText ? c.toString() : '')).join('');
+      return '```' + (typeof lang === 'string' ? lang : '') + '\n' + raw + '\n```';
+    }
+    case 'bulletList':
+    case 'orderedList':
+      return el
+        .toArray()
+        .map((li, i) => {
+          const body = li instanceof Y.XmlElement ? li.toArray().map((c) => (c instanceof Y.XmlElement ? blockText(c) : '')).join(' ') : '';
+          return (el.nodeName === 'orderedList' ? `${i + 1}. ` : '- ') + body;
+        })
+        .join('\n');
+    case 'blockquote':
+      return el
+        .toArray()
+        .map((c) => (c instanceof Y.XmlElement ? '> ' + blockText(c) : ''))
+        .join('\n');
+    case 'horizontalRule':
+      return '---';
+    default:
+      return blockText(el);
+  }
+}
+
+/** Renders a fragment back to markdown text (the subset `markdownToFragment` writes). */
+export function fragmentToMarkdown(frag: Y.XmlFragment): string {
+  return frag
+    .toArray()
+    .map((n) => (n instanceof Y.XmlElement ? blockToMarkdown(n) : n instanceof Y.XmlText ? n.toString() : ''))
+    .join('\n\n');
+}

@@ -1,0 +1,141 @@
+/**
+ * The workspace document: one Y.Doc per workspace with these roots. Versioned: `meta.schemaVersion`
+ * says which layout a document has and `migrate` brings older documents forward.
+ * Pure module.
+ *
+ * | root     | type               | content                                                      |
+ * |----------|--------------------|--------------------------------------------------------------|
+ * | meta     | Y.Map              | schemaVersion, title, created, settings (Y.Map)               |
+ * | cells    | Y.Map<id, Y.Map>   | cells keyed by id; order is a fractional key on each cell     |
+ * | viewer   | Y.Map              | Neuroglancer state, mapped granularly (viewer issue)          |
+ * | chat     | Y.Array<Y.Map>     | messages: id, author, text (Y.Text), created, status          |
+ * | runs     | Y.Map<id, Y.Map>   | agent runs (agent issue)                                      |
+ * | data     | Y.Map<name, Y.Map> | registry of uploaded tables (kernel issue)                    |
+ */
+import * as Y from 'yjs';
+import type { Origin } from './origin.ts';
+
+/** Current layout version written into `meta.schemaVersion`. */
+export const SCHEMA_VERSION = 1;
+
+export const ROOTS = {
+  meta: 'meta',
+  cells: 'cells',
+  viewer: 'viewer',
+  chat: 'chat',
+  runs: 'runs',
+  data: 'data',
+} as const;
+
+/** Typed access to the roots of a workspace document (creating a root is free and idempotent). */
+export function roots(doc: Y.Doc) {
+  return {
+    meta: doc.getMap<unknown>(ROOTS.meta),
+    cells: doc.getMap<Y.Map<unknown>>(ROOTS.cells),
+    viewer: doc.getMap<unknown>(ROOTS.viewer),
+    chat: doc.getArray<Y.Map<unknown>>(ROOTS.chat),
+    runs: doc.getMap<Y.Map<unknown>>(ROOTS.runs),
+    data: doc.getMap<Y.Map<unknown>>(ROOTS.data),
+  };
+}
+
+/** Settings every workspace has; stored in `meta.settings`. */
+export interface WorkspaceSettings {
+  /** Whether the agent edits directly or proposes changes (agent issue). */
+  agentMode: 'direct' | 'propose';
+}
+export const DEFAULT_SETTINGS: WorkspaceSettings = { agentMode: 'propose' };
+
+/**
+ * Writes the meta of a brand-new workspace. Call once, on the server, when the workspace is
+ * created: two replicas initialising meta concurrently would each win some keys.
+ */
+export function initWorkspace(doc: Y.Doc, init: { title: string; created?: number }, origin: Origin): void {
+  const { meta } = roots(doc);
+  doc.transact(() => {
+    meta.set('schemaVersion', SCHEMA_VERSION);
+    meta.set('title', init.title);
+    meta.set('created', init.created ?? Date.now());
+    const settings = new Y.Map<unknown>();
+    for (const [k, v] of Object.entries(DEFAULT_SETTINGS)) settings.set(k, v);
+    meta.set('settings', settings);
+  }, origin);
+}
+
+/** The schema version of a document (0 when it was never initialised). */
+export function schemaVersion(doc: Y.Doc): number {
+  const v = roots(doc).meta.get('schemaVersion');
+  return typeof v === 'number' ? v : 0;
+}
+
+/** Raised when a document was written by a newer Plexus than this one. */
+export class SchemaTooNewError extends Error {
+  constructor(readonly found: number) {
+    super(`workspace schema version ${found} is newer than this Plexus (${SCHEMA_VERSION}); upgrade Plexus`);
+  }
+}
+
+/**
+ * Brings a document to SCHEMA_VERSION. Runs on the server after load (one writer), so
+ * migrations never race. Returns true when it changed the document.
+ */
+export function migrate(doc: Y.Doc, origin: Origin): boolean {
+  const found = schemaVersion(doc);
+  if (found > SCHEMA_VERSION) throw new SchemaTooNewError(found);
+  if (found === SCHEMA_VERSION) return false;
+  // Version 0 -> 1: documents created before meta existed get a title and settings.
+  const { meta } = roots(doc);
+  doc.transact(() => {
+    if (typeof meta.get('title') !== 'string') meta.set('title', 'Untitled workspace');
+    if (typeof meta.get('created') !== 'number') meta.set('created', Date.now());
+    if (!(meta.get('settings') instanceof Y.Map)) {
+      const settings = new Y.Map<unknown>();
+      for (const [k, v] of Object.entries(DEFAULT_SETTINGS)) settings.set(k, v);
+      meta.set('settings', settings);
+    }
+    meta.set('schemaVersion', SCHEMA_VERSION);
+  }, origin);
+  return true;
+}
+
+/** The workspace title. */
+export function getTitle(doc: Y.Doc): string {
+  const t = roots(doc).meta.get('title');
+  return typeof t === 'string' ? t : 'Untitled workspace';
+}
+
+/** Renames the workspace. */
+export function setTitle(doc: Y.Doc, title: string, origin: Origin): void {
+  const clean = title.trim().slice(0, 200);
+  if (!clean) throw new Error('title must not be empty');
+  doc.transact(() => roots(doc).meta.set('title', clean), origin);
+}
+
+/** Reads the workspace settings, filling defaults. */
+export function getSettings(doc: Y.Doc): WorkspaceSettings {
+  const s = roots(doc).meta.get('settings');
+  const out = { ...DEFAULT_SETTINGS };
+  if (s instanceof Y.Map) {
+    const mode = s.get('agentMode');
+    if (mode === 'direct' || mode === 'propose') out.agentMode = mode;
+  }
+  return out;
+}
+
+/** Changes one workspace setting. */
+export function setSetting<K extends keyof WorkspaceSettings>(
+  doc: Y.Doc,
+  key: K,
+  value: WorkspaceSettings[K],
+  origin: Origin,
+): void {
+  const { meta } = roots(doc);
+  doc.transact(() => {
+    let s = meta.get('settings');
+    if (!(s instanceof Y.Map)) {
+      s = new Y.Map<unknown>();
+      meta.set('settings', s);
+    }
+    (s as Y.Map<unknown>).set(key, value);
+  }, origin);
+}
