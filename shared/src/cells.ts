@@ -11,7 +11,7 @@ import { compareOrder, orderKeyBetween } from './order.ts';
 import type { Origin } from './origin.ts';
 import { roots } from './schema.ts';
 import { applyTextDiff } from './text-diff.ts';
-import { markdownToFragment, fragmentToMarkdown } from './markdown.ts';
+import { markdownToFragment, fragmentToMarkdown, updateFragmentMarkdown } from './markdown.ts';
 
 export const CELL_KINDS = ['markdown', 'code', 'sql'] as const;
 export type CellKind = (typeof CELL_KINDS)[number];
@@ -33,11 +33,24 @@ export interface CellView {
 /** Where to insert a new cell. */
 export type CellPosition = { after: CellId | null } | { before: CellId | null } | { index: number };
 
+/**
+ * The kind a cell really has. `kind` and `source` are two keys of the cell map, and a code<->SQL
+ * switch writes only `kind`: racing it against a conversion to/from markdown can converge to kind
+ * 'sql' with a rich-text source (or 'markdown' with a Y.Text). The source's type is what editors
+ * bind to, so it decides; every replica computes the same answer from the same state.
+ */
+function effectiveKind(kind: CellKind, source: unknown): CellKind {
+  if (source instanceof Y.XmlFragment) return 'markdown';
+  if (source instanceof Y.Text && kind === 'markdown') return 'code';
+  return kind;
+}
+
 function readCell(map: Y.Map<unknown>): CellView | null {
   const id = map.get('id');
-  const kind = map.get('kind');
+  const rawKind = map.get('kind');
   const order = map.get('order');
-  if (typeof id !== 'string' || !isCellKind(kind) || typeof order !== 'string') return null;
+  if (typeof id !== 'string' || !isCellKind(rawKind) || typeof order !== 'string') return null;
+  const kind = effectiveKind(rawKind, map.get('source'));
   const name = map.get('name');
   return {
     id: id as CellId,
@@ -89,11 +102,28 @@ export function cellSource(cell: CellView): string {
 function orderKeyFor(cells: CellView[], pos: CellPosition): string {
   let i: number;
   if ('index' in pos) i = Math.max(0, Math.min(cells.length, pos.index));
-  else if ('after' in pos) i = pos.after === null ? 0 : cells.findIndex((c) => c.id === pos.after) + 1;
-  else i = pos.before === null ? cells.length : cells.findIndex((c) => c.id === pos.before);
-  if (i < 0) i = cells.length; // anchor not found (deleted concurrently): append
+  else {
+    const anchor = 'after' in pos ? pos.after : pos.before;
+    const at = anchor === null ? -1 : cells.findIndex((c) => c.id === anchor);
+    if (anchor === null) i = 'after' in pos ? 0 : cells.length;
+    else if (at < 0) i = cells.length; // anchor not found (deleted concurrently): append
+    else i = 'after' in pos ? at + 1 : at;
+  }
   const before = i > 0 ? cells[i - 1]!.order : null;
   const after = i < cells.length ? cells[i]!.order : null;
+  if (before !== null && before === after) {
+    // The neighbours are tied (same key, ordered by id): no key sorts strictly between them, and
+    // orderKeyBetween(k, k) would land after *every* key of k's integer part, far from here. Land
+    // just outside the tied run instead, on the anchor's side: before it for `before`, else after.
+    if ('before' in pos) {
+      let j = i - 1;
+      while (j >= 0 && cells[j]!.order === before) j--;
+      return orderKeyBetween(j >= 0 ? cells[j]!.order : null, before);
+    }
+    let j = i;
+    while (j < cells.length && cells[j]!.order === before) j++;
+    return orderKeyBetween(before, j < cells.length ? cells[j]!.order : null);
+  }
   return orderKeyBetween(before, after);
 }
 
@@ -153,9 +183,12 @@ export function moveCell(doc: Y.Doc, id: CellId | string, to: CellPosition, orig
   doc.transact(() => {
     const cell = getCell(doc, id);
     if (!cell) return;
+    done = true;
+    // Before or after itself is where it already is (the cell is not among `others`, so this
+    // would otherwise read as a deleted anchor and append it).
+    if (('after' in to && to.after === id) || ('before' in to && to.before === id)) return;
     const others = listCells(doc).filter((c) => c.id !== id);
     cell.map.set('order', orderKeyFor(others, to));
-    done = true;
   }, origin);
   return done;
 }
@@ -172,7 +205,8 @@ export function moveCellBy(doc: Y.Doc, id: CellId | string, delta: -1 | 1, origi
 
 /**
  * Replaces a code/SQL cell's source with `text` as a minimal diff (concurrent typing elsewhere in
- * the cell survives). For markdown cells the fragment is rebuilt only if the text differs.
+ * the cell survives). For markdown cells only the top-level blocks whose markdown differs are
+ * replaced (concurrent edits of other blocks survive).
  */
 export function setCellSource(doc: Y.Doc, id: CellId | string, text: string, origin: Origin): boolean {
   const cell = getCell(doc, id);
@@ -184,10 +218,9 @@ export function setCellSource(doc: Y.Doc, id: CellId | string, text: string, ori
       return;
     }
     const f = cellFragment(cell);
-    if (f && fragmentToMarkdown(f) !== text) {
-      f.delete(0, f.length);
-      markdownToFragment(f, text);
-    }
+    // Only the blocks that changed are replaced: rebuilding the whole fragment made two concurrent
+    // edits of one markdown cell converge to both full copies of it, one after the other.
+    if (f) updateFragmentMarkdown(f, text);
   }, origin);
   return true;
 }
@@ -216,7 +249,11 @@ export function setCellName(doc: Y.Doc, id: CellId | string, name: string | null
 export function setCellKind(doc: Y.Doc, id: CellId | string, kind: CellKind, origin: Origin): boolean {
   const cell = getCell(doc, id);
   if (!cell) return false;
-  if (cell.kind === kind) return true;
+  if (cell.kind === kind) {
+    // Already that kind by its source (see effectiveKind); repair a stale `kind` key if a race left one.
+    if (cell.map.get('kind') !== kind) doc.transact(() => cell.map.set('kind', kind), origin);
+    return true;
+  }
   doc.transact(() => {
     const text = cellSource(cell);
     const textual = (k: CellKind) => k !== 'markdown';

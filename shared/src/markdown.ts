@@ -9,8 +9,9 @@ import * as Y from 'yjs';
 type Attrs = Record<string, unknown>;
 
 function inlineToText(xmlText: Y.XmlText, line: string): void {
-  // **bold**, *italic* / _italic_, `code`
-  const re = /(\*\*[^*]+\*\*|`[^`]+`|\*[^*\s][^*]*\*|_[^_\s][^_]*_)/g;
+  // **bold**, *italic* / _italic_, `code`. As in CommonMark, `_` only delimits at word boundaries:
+  // `my_var_name` is an identifier, not "my" + italic "var" + "name" (which renders as my*var*name).
+  const re = /(\*\*[^*]+\*\*|`[^`]+`|\*[^*\s][^*]*\*|(?<![\p{L}\p{N}_])_[^_\s][^_]*_(?![\p{L}\p{N}_]))/gu;
   let last = 0;
   let pos = xmlText.length;
   const push = (s: string, attrs?: Attrs) => {
@@ -176,10 +177,33 @@ function blockToMarkdown(el: Y.XmlElement): string {
   }
 }
 
+function nodeToMarkdown(n: Y.XmlElement | Y.XmlText | Y.XmlHook): string {
+  return n instanceof Y.XmlElement ? blockToMarkdown(n) : n instanceof Y.XmlText ? n.toString() : '';
+}
+
 /** Renders a fragment back to markdown text (the subset `markdownToFragment` writes). */
 export function fragmentToMarkdown(frag: Y.XmlFragment): string {
-  return frag
-    .toArray()
-    .map((n) => (n instanceof Y.XmlElement ? blockToMarkdown(n) : n instanceof Y.XmlText ? n.toString() : ''))
-    .join('\n\n');
+  return frag.toArray().map(nodeToMarkdown).join('\n\n');
+}
+
+/**
+ * Makes an (integrated) fragment read as `markdown`, replacing only the top-level blocks whose
+ * markdown differs: blocks kept untouched keep their Yjs identity, so concurrent edits to them (and
+ * cursors in them) survive. Returns true when it changed the fragment.
+ */
+export function updateFragmentMarkdown(frag: Y.XmlFragment, markdown: string): boolean {
+  const scratch = new Y.Doc().getXmlFragment('scratch');
+  markdownToFragment(scratch, markdown);
+  const next = scratch.toArray();
+  const want = next.map(nodeToMarkdown);
+  const have = frag.toArray().map(nodeToMarkdown);
+  let head = 0;
+  while (head < have.length && head < want.length && have[head] === want[head]) head++;
+  let tail = 0;
+  while (tail < have.length - head && tail < want.length - head && have[have.length - 1 - tail] === want[want.length - 1 - tail]) tail++;
+  if (head === have.length && head === want.length) return false;
+  if (have.length - head - tail > 0) frag.delete(head, have.length - head - tail);
+  const added = next.slice(head, want.length - tail).map((n) => n.clone());
+  if (added.length > 0) frag.insert(head, added);
+  return true;
 }

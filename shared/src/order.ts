@@ -23,9 +23,16 @@ function randomSuffix(): string {
  */
 export function orderKeyBetween(before: string | null, after: string | null): string {
   if (before !== null && after !== null && before >= after) after = null;
-  const mid = generateKeyBetween(before, after);
-  const jittered = mid + randomSuffix();
-  if ((before === null || jittered > before) && (after === null || jittered < after)) return jittered;
+  let mid = generateKeyBetween(before, after);
+  // Concurrent inserts at one spot compute the same `mid`; the random suffix tells them apart.
+  // `mid + suffix` always sorts after `mid` (so after `before`) but can pass `after` when `after`
+  // extends `mid` (e.g. mid "a1", after "a1dOk"). Falling back to the bare `mid` then made about one
+  // concurrent same-spot insert in ten an exact tie; instead step `mid` towards `after` until a suffix fits.
+  for (let tries = 0; tries < 8; tries++) {
+    const jittered = mid + randomSuffix();
+    if (after === null || jittered < after) return jittered;
+    mid = generateKeyBetween(mid, after);
+  }
   return mid;
 }
 

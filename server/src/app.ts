@@ -1,0 +1,187 @@
+/**
+ * Assembles the Plexus server: one HTTP server on one port carrying the API, the built client,
+ * the Hocuspocus endpoint (/collab) and the plain y-websocket endpoint (/yjs/<id>).
+ * Effects: network, files, timers.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import path from 'node:path';
+import fs from 'node:fs';
+import { Hocuspocus } from '@hocuspocus/server';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { CloseCodes, HOCUSPOCUS_PATH, YWS_PATH_PREFIX } from '@plexus/shared';
+import type { ServerConfig } from './config.ts';
+import { createLogger, type Logger } from './log.ts';
+import { TokenSigner, loadOrCreateSecret } from './auth/tokens.ts';
+import { WorkspaceStore } from './store/workspace-store.ts';
+import { DurablePersistence } from './collab/persistence.ts';
+import { AccessControl, authorize } from './collab/access.ts';
+import { AwarenessGuard } from './collab/awareness-guard.ts';
+import { YwsBridge } from './collab/yws-bridge.ts';
+import { ProtocolError } from './collab/errors.ts';
+import { validateHocuspocusFrame } from './collab/validate.ts';
+import { Workspaces } from './workspaces.ts';
+import { handleApi } from './http/api.ts';
+import { sendError } from './http/respond.ts';
+import { staticFiles } from './http/static-files.ts';
+import { DEMO_WORKSPACE_ID, fillDemo } from './demo.ts';
+
+export const VERSION = '0.1.0';
+
+export interface PlexusServer {
+  config: ServerConfig;
+  url: string;
+  port: number;
+  store: WorkspaceStore;
+  hocuspocus: Hocuspocus;
+  signer: TokenSigner;
+  workspaces: Workspaces;
+  persistence: DurablePersistence;
+  log: Logger;
+  /** An owner token for every workspace (the local user's). */
+  ownerToken: string;
+  /** Flushes everything to storage and stops. */
+  close(): Promise<void>;
+}
+
+function toRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
+    else if (v !== undefined) headers.set(k, v);
+  }
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { headers });
+}
+
+function refuseUpgrade(socket: Duplex, status: number, text: string): void {
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+/** Starts a server; resolves once it listens. */
+export async function startServer(config: ServerConfig): Promise<PlexusServer> {
+  const log = createLogger(config.logLevel, { svc: 'plexus' });
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const secret = config.secret ? Buffer.from(config.secret, 'utf8') : loadOrCreateSecret(config.dataDir);
+  const signer = new TokenSigner(secret);
+  const store = new WorkspaceStore(path.join(config.dataDir, 'plexus.db'));
+  const guard = new AwarenessGuard();
+  const persistence = new DurablePersistence(store, log, { compactEvery: config.compactEvery, compactIdleMs: config.compactIdleMs });
+  const hocuspocus = new Hocuspocus({
+    name: 'plexus',
+    quiet: true,
+    timeout: 30_000,
+    // Storage is our write-ahead log, not Hocuspocus' debounced store: unload as soon as possible.
+    debounce: 0,
+    unloadImmediately: true,
+    extensions: [new AccessControl(signer, store, guard, log), persistence],
+  });
+  const workspaces = new Workspaces(store, hocuspocus, persistence);
+  const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
+  workspaces.onDelete = (id) => bridge.closeAll(id, CloseCodes.NotFound);
+
+  if (config.seedDemo && store.list().length === 0) {
+    workspaces.create({ id: DEMO_WORKSPACE_ID, name: 'Demo workspace', fill: fillDemo });
+    log.info('seeded the demo workspace', { ws: DEMO_WORKSPACE_ID });
+  }
+
+  let ready = false;
+  const started = Date.now();
+  const serveClient = staticFiles(config.clientDir);
+  const publicUrl = (req: IncomingMessage) => config.publicUrl ?? `http://${req.headers.host ?? `localhost:${config.port}`}`;
+  const http: Server = createServer((req, res) => {
+    handleApi(
+      { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays },
+      req,
+      res,
+    )
+      .then((handled) => {
+        if (handled) return;
+        if (serveClient && (req.method === 'GET' || req.method === 'HEAD')) return serveClient(req, res);
+        sendError(res, 404, 'not-found', serveClient ? 'not found' : 'the client is not built: run `npm run build -w client` (npm start does it for you)');
+      })
+      .catch((e) => {
+        log.error('request failed', { err: e });
+        if (!res.headersSent) sendError(res, 500, 'internal', 'internal error');
+      });
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes, perMessageDeflate: false });
+
+  const serveHocuspocus = (ws: WebSocket, req: IncomingMessage) => {
+    const conn = hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, toRequest(req));
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      const frame = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      try {
+        if (!isBinary) throw new ProtocolError(CloseCodes.MalformedMessage, 'text frames are not part of the protocol');
+        validateHocuspocusFrame(frame);
+      } catch (e) {
+        const err = e as ProtocolError;
+        log.warn('malformed frame; connection closed', { code: err.code, detail: err.message, protocol: 'hocuspocus' });
+        ws.close(err.code, err.reason);
+        return;
+      }
+      conn.handleMessage(frame);
+    });
+    ws.on('close', (code: number, reason: Buffer) => conn.handleClose({ code, reason: reason.toString() }));
+    ws.on('error', (e) => log.warn('websocket error', { err: e }));
+  };
+
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (!ready) return refuseUpgrade(socket, 503, 'Service Unavailable');
+    if (url.pathname === HOCUSPOCUS_PATH || url.pathname === HOCUSPOCUS_PATH + '/') {
+      wss.handleUpgrade(req, socket, head, (ws) => serveHocuspocus(ws, req));
+      return;
+    }
+    if (url.pathname.startsWith(YWS_PATH_PREFIX)) {
+      const id = decodeURIComponent(url.pathname.slice(YWS_PATH_PREFIX.length));
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        // Accept, then close with a clear code: clients see the reason, not a bare HTTP error.
+        let claims;
+        try {
+          claims = authorize(signer, store, url.searchParams.get('token'), id, url.searchParams.get('epoch'));
+        } catch (e) {
+          const err = e as ProtocolError;
+          log.warn('connection refused', { ws: id, reason: err.reason, detail: err.message, protocol: 'y-websocket' });
+          ws.close(err.code, err.reason);
+          return;
+        }
+        log.info('connection authorized', { ws: id, role: claims.role, sub: claims.sub, protocol: 'y-websocket' });
+        bridge.serve(ws, id, claims).catch((e) => {
+          log.error('y-websocket peer failed', { ws: id, err: e });
+          ws.close(CloseCodes.LoadFailed.code, CloseCodes.LoadFailed.reason);
+        });
+      });
+      return;
+    }
+    refuseUpgrade(socket, 404, 'Not Found');
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(config.port, config.host, () => resolve());
+  });
+  ready = true;
+  const addr = http.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
+  const ownerToken = signer.sign({ ws: '*', role: 'owner', sub: 'local-owner', ttlSeconds: config.ownerTokenDays * 86400 });
+  log.info('listening', { url, dataDir: config.dataDir, clientBuilt: serveClient !== null });
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      ready = false;
+      log.info('shutting down: flushing documents');
+      http.close();
+      bridge.closeAll(null, { code: 1001, reason: 'server-shutting-down' });
+      hocuspocus.closeConnections();
+      for (const ws of wss.clients) ws.terminate();
+      const failed = persistence.flushAll();
+      if (failed.length) log.error('could not flush some workspaces; their last changes are in the update log', { failed });
+      store.close();
+      log.info('stopped');
+    })());
+
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, log, ownerToken, close };
+}

@@ -1,0 +1,73 @@
+/**
+ * Presence checks shared by both protocols: a connection may only set awareness entries for
+ * client ids it introduced (no one can overwrite or remove someone else's presence), its
+ * `user.role` must be the role of its token, and only service connections may present themselves
+ * as an agent or service. Effects: keeps an in-memory ownership table per document.
+ */
+import { CloseCodes, type Role } from '@plexus/shared';
+import { ProtocolError } from './errors.ts';
+
+export interface PeerIdentity {
+  /** Unique per connection (Hocuspocus socket id, or a y-websocket connection id). */
+  ownerKey: string;
+  role: Role;
+}
+
+/** Most awareness client ids one connection may hold at once (a browser tab uses one). */
+export const MAX_CLIENT_IDS_PER_CONNECTION = 4;
+
+export class AwarenessGuard {
+  private readonly owners = new Map<string, Map<number, string>>();
+
+  private table(doc: string): Map<number, string> {
+    let t = this.owners.get(doc);
+    if (!t) this.owners.set(doc, (t = new Map()));
+    return t;
+  }
+
+  /**
+   * Checks a batch of awareness entries from one connection and records ownership of accepted ids.
+   * Throws ProtocolError(PresenceSpoof) for any violation; nothing is recorded then.
+   */
+  check(doc: string, who: PeerIdentity, entries: Iterable<{ clientId: number; state: Record<string, unknown> | null }>): void {
+    const table = this.table(doc);
+    const list = [...entries];
+    for (const { clientId, state } of list) {
+      const owner = table.get(clientId);
+      if (owner !== undefined && owner !== who.ownerKey) {
+        throw new ProtocolError(CloseCodes.PresenceSpoof, `client id ${clientId} belongs to another connection`);
+      }
+      if (state && 'user' in state && state.user !== undefined) {
+        const user = state.user as Record<string, unknown> | null;
+        if (!user || typeof user !== 'object') throw new ProtocolError(CloseCodes.PresenceSpoof, 'user must be an object');
+        if (user.role !== undefined && user.role !== who.role)
+          throw new ProtocolError(CloseCodes.PresenceSpoof, `presence claims role "${String(user.role)}" but the token grants "${who.role}"`);
+        if ((user.kind === 'agent' || user.kind === 'service') && who.role !== 'service')
+          throw new ProtocolError(CloseCodes.PresenceSpoof, `only service connections may present as ${String(user.kind)}`);
+        if (typeof user.name === 'string' && user.name.length > 100) throw new ProtocolError(CloseCodes.PresenceSpoof, 'name is too long');
+      }
+    }
+    const mine = [...table.values()].filter((k) => k === who.ownerKey).length;
+    const fresh = new Set(list.filter((e) => e.state !== null && table.get(e.clientId) === undefined).map((e) => e.clientId));
+    if (mine + fresh.size > MAX_CLIENT_IDS_PER_CONNECTION)
+      throw new ProtocolError(CloseCodes.PresenceSpoof, `a connection may hold at most ${MAX_CLIENT_IDS_PER_CONNECTION} presences`);
+    for (const { clientId, state } of list) {
+      if (state === null) table.delete(clientId);
+      else table.set(clientId, who.ownerKey);
+    }
+  }
+
+  /** Client ids owned by a connection. */
+  owned(doc: string, ownerKey: string): number[] {
+    const t = this.owners.get(doc);
+    return t ? [...t].filter(([, k]) => k === ownerKey).map(([id]) => id) : [];
+  }
+
+  /** Forgets a closed connection's ids. */
+  release(doc: string, ownerKey: string): void {
+    const t = this.owners.get(doc);
+    if (!t) return;
+    for (const [id, k] of t) if (k === ownerKey) t.delete(id);
+    if (t.size === 0) this.owners.delete(doc);
+  }
+}

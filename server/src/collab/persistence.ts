@@ -1,0 +1,249 @@
+/**
+ * Durable persistence as a Hocuspocus extension.
+ *
+ * - Updates from a connection are appended to the SQLite log in `beforeSync`, i.e. after they
+ *   were validated and *before* Hocuspocus applies and acknowledges them (write-ahead): an
+ *   acknowledged update survives kill -9. If the append fails the connection is closed with
+ *   4503 and nothing is applied; the client keeps the change and resends it on reconnect.
+ * - Changes made on the server (seeding, renames, kernel, direct connections) are appended from
+ *   the document's update event; if that append fails the document stays in memory, is marked
+ *   dirty and a snapshot is retried until it succeeds; a dirty document is never unloaded.
+ * - The log is folded into a snapshot after `compactEvery` entries, after `compactIdleMs` idle,
+ *   before unload and on shutdown, so loading stays fast.
+ * - A failed load throws: Hocuspocus then refuses the connection and never shows or stores an
+ *   empty document in place of the real one.
+ * Effects: SQLite I/O, timers.
+ */
+import type { Extension, Document, beforeSyncPayload, onLoadDocumentPayload, afterLoadDocumentPayload, beforeUnloadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
+import * as Y from 'yjs';
+import { CloseCodes, migrate, roots, serverOrigin } from '@plexus/shared';
+import type { Logger } from '../log.ts';
+import { WorkspaceNotFoundError, type WorkspaceStore } from '../store/workspace-store.ts';
+import { ProtocolError } from './errors.ts';
+
+/** Origin of updates applied by the y-websocket bridge (already logged write-ahead). */
+export interface YwsOrigin {
+  source: 'yws';
+  ownerKey: string;
+}
+const LOAD_ORIGIN = serverOrigin('load');
+
+function alreadyLogged(origin: unknown): boolean {
+  if (!origin || typeof origin !== 'object') return false;
+  const s = (origin as { source?: unknown }).source;
+  return s === 'connection' || s === 'yws';
+}
+
+interface DocState {
+  sinceSnapshot: number;
+  dirty: boolean;
+  idleTimer?: NodeJS.Timeout;
+  retryTimer?: NodeJS.Timeout;
+  detach: () => void;
+}
+
+export interface PersistenceOptions {
+  compactEvery: number;
+  compactIdleMs: number;
+  retryMs?: number;
+}
+
+export class DurablePersistence implements Extension {
+  extensionName = 'plexus-durable-persistence';
+  /** Runs before other extensions' load hooks. */
+  priority = 1000;
+  private readonly docs = new Map<string, { doc: Document; state: DocState }>();
+  private readonly deleted = new Set<string>();
+
+  constructor(
+    private readonly store: WorkspaceStore,
+    private readonly log: Logger,
+    private readonly opts: PersistenceOptions,
+  ) {}
+
+  async onLoadDocument({ documentName, document }: onLoadDocumentPayload): Promise<void> {
+    const started = performance.now();
+    let loaded;
+    try {
+      loaded = this.store.load(documentName);
+    } catch (e) {
+      if (e instanceof WorkspaceNotFoundError) throw new ProtocolError(CloseCodes.NotFound, documentName);
+      this.log.error('load failed', { ws: documentName, err: e });
+      throw new ProtocolError(CloseCodes.LoadFailed, (e as Error).message);
+    }
+    if (loaded.update) this.applyLoaded(documentName, document, loaded.update);
+    this.deleted.delete(documentName);
+    this.log.info('document loaded', { ws: documentName, ms: +(performance.now() - started).toFixed(1), logEntries: loaded.logEntries });
+    // Remember how much log sits on top of the snapshot so a long log is compacted soon.
+    this.pendingLog.set(documentName, loaded.logEntries);
+  }
+
+  private readonly pendingLog = new Map<string, number>();
+
+  private applyLoaded(ws: string, doc: Y.Doc, update: Uint8Array): void {
+    try {
+      Y.applyUpdate(doc, update, LOAD_ORIGIN);
+    } catch (e) {
+      this.log.error('stored state does not apply', { ws, err: e });
+      throw new ProtocolError(CloseCodes.LoadFailed, 'stored state is corrupt');
+    }
+  }
+
+  async afterLoadDocument({ documentName, document }: afterLoadDocumentPayload): Promise<void> {
+    const onUpdate = (update: Uint8Array, origin: unknown) => this.onDocumentUpdate(documentName, update, origin);
+    document.on('update', onUpdate);
+    const meta = roots(document).meta;
+    const onMeta = (e: Y.YMapEvent<unknown>) => {
+      if (!e.keysChanged.has('title')) return;
+      const title = meta.get('title');
+      if (typeof title === 'string' && !this.deleted.has(documentName)) this.safely(() => this.store.rename(documentName, title));
+    };
+    meta.observe(onMeta);
+    const state: DocState = {
+      sinceSnapshot: this.pendingLog.get(documentName) ?? 0,
+      dirty: false,
+      detach: () => {
+        document.off('update', onUpdate);
+        meta.unobserve(onMeta);
+      },
+    };
+    this.pendingLog.delete(documentName);
+    this.docs.set(documentName, { doc: document, state });
+    migrate(document, serverOrigin('migrate'));
+    if (state.sinceSnapshot >= this.opts.compactEvery) this.compact(documentName);
+  }
+
+  /** Write-ahead append of a connection's update, before Hocuspocus applies and acknowledges it. */
+  async beforeSync({ type, payload, connection, document, documentName }: beforeSyncPayload): Promise<void> {
+    if (type !== 1 && type !== 2) return; // sync step 1 carries no changes
+    if (connection.readOnly) {
+      if (Y.snapshotContainsUpdate(Y.snapshot(document), payload)) return; // nothing new: harmless
+      throw new ProtocolError(CloseCodes.ReadOnly, 'viewer connections cannot change the document');
+    }
+    this.appendIncoming(documentName, payload);
+  }
+
+  /**
+   * Appends an incoming update (already validated) to the log before it is applied. Throws
+   * ProtocolError(StorageUnavailable) when the store fails, so the caller applies nothing.
+   */
+  appendIncoming(ws: string, update: Uint8Array): void {
+    if (this.deleted.has(ws)) throw new ProtocolError(CloseCodes.NotFound, ws);
+    try {
+      this.store.append(ws, update);
+    } catch (e) {
+      this.log.error('append failed; update refused', { ws, err: e });
+      throw new ProtocolError(CloseCodes.StorageUnavailable, (e as Error).message);
+    }
+    this.noteAppended(ws);
+  }
+
+  private onDocumentUpdate(ws: string, update: Uint8Array, origin: unknown): void {
+    if (alreadyLogged(origin) || this.deleted.has(ws)) return;
+    const entry = this.docs.get(ws);
+    if (!entry) return;
+    try {
+      this.store.append(ws, update);
+      this.noteAppended(ws);
+    } catch (e) {
+      // Keep the change in memory and retry as a snapshot until storage works again.
+      this.log.error('append failed; document kept in memory, retrying', { ws, err: e });
+      entry.state.dirty = true;
+      this.scheduleRetry(ws);
+    }
+  }
+
+  private noteAppended(ws: string): void {
+    const entry = this.docs.get(ws);
+    if (!entry) return;
+    const s = entry.state;
+    s.sinceSnapshot++;
+    if (s.sinceSnapshot >= this.opts.compactEvery) {
+      // Not inside the current transaction: the update being logged may not be applied yet.
+      setImmediate(() => this.compact(ws));
+      return;
+    }
+    clearTimeout(s.idleTimer);
+    s.idleTimer = setTimeout(() => this.compact(ws), this.opts.compactIdleMs);
+    s.idleTimer.unref();
+  }
+
+  private scheduleRetry(ws: string): void {
+    const entry = this.docs.get(ws);
+    if (!entry || entry.state.retryTimer) return;
+    entry.state.retryTimer = setTimeout(() => {
+      entry.state.retryTimer = undefined;
+      if (!this.compact(ws)) this.scheduleRetry(ws);
+    }, this.opts.retryMs ?? 1000);
+  }
+
+  private safely(fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.log.warn('store write failed', { err: e });
+    }
+  }
+
+  /** Folds the log of a loaded document into a snapshot. Returns false when storage failed. */
+  compact(ws: string): boolean {
+    const entry = this.docs.get(ws);
+    if (!entry || this.deleted.has(ws)) return true;
+    const s = entry.state;
+    clearTimeout(s.idleTimer);
+    if (s.sinceSnapshot === 0 && !s.dirty) return true;
+    try {
+      const started = performance.now();
+      const upto = this.store.maxLogId(ws);
+      const state = Y.encodeStateAsUpdate(entry.doc);
+      if (!this.store.get(ws)) return true; // deleted meanwhile
+      const folded = this.store.compact(ws, state, upto);
+      this.store.touch(ws);
+      s.sinceSnapshot = 0;
+      s.dirty = false;
+      this.log.debug('compacted', { ws, folded, bytes: state.byteLength, ms: +(performance.now() - started).toFixed(1) });
+      return true;
+    } catch (e) {
+      this.log.error('compaction failed; document kept in memory', { ws, err: e });
+      s.dirty = true;
+      this.scheduleRetry(ws);
+      return false;
+    }
+  }
+
+  async beforeUnloadDocument({ documentName }: beforeUnloadDocumentPayload): Promise<void> {
+    // Throwing keeps the document loaded (Hocuspocus skips the unload): never drop unsaved state.
+    if (!this.compact(documentName)) throw new Error(`workspace ${documentName} has unsaved changes; kept in memory`);
+  }
+
+  async afterUnloadDocument({ documentName }: afterUnloadDocumentPayload): Promise<void> {
+    const entry = this.docs.get(documentName);
+    if (!entry) return;
+    clearTimeout(entry.state.idleTimer);
+    clearTimeout(entry.state.retryTimer);
+    entry.state.detach();
+    this.docs.delete(documentName);
+  }
+
+  /** Stops persisting a workspace that was deleted (its loaded copy is about to be dropped). */
+  forget(ws: string): void {
+    this.deleted.add(ws);
+    const entry = this.docs.get(ws);
+    if (entry) {
+      clearTimeout(entry.state.idleTimer);
+      clearTimeout(entry.state.retryTimer);
+    }
+  }
+
+  /** True when a loaded document has changes not yet in storage. */
+  isDirty(ws: string): boolean {
+    return this.docs.get(ws)?.state.dirty ?? false;
+  }
+
+  /** Snapshots every loaded document (shutdown). Returns the names that could not be stored. */
+  flushAll(): string[] {
+    const failed: string[] = [];
+    for (const ws of this.docs.keys()) if (!this.compact(ws)) failed.push(ws);
+    return failed;
+  }
+}

@@ -1,0 +1,57 @@
+/** Server configuration from environment variables, with embedded defaults. Effects: reads env. */
+import path from 'node:path';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT } from '@plexus/shared';
+
+export interface ServerConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** HMAC secret for tokens; when undefined a key is generated into dataDir/secret.key. */
+  secret?: string;
+  maxMessageBytes: number;
+  /** Base URL printed in links (defaults to http://localhost:PORT). */
+  publicUrl?: string;
+  /** Lifetime of share links, days. */
+  shareLinkDays: number;
+  /** Lifetime of the local owner token printed at start, days. */
+  ownerTokenDays: number;
+  /** Directory of the built client (served at /). */
+  clientDir: string;
+  /** Seed a demo workspace when the store is empty. */
+  seedDemo: boolean;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** Log entries since the last snapshot that trigger compaction. */
+  compactEvery: number;
+  /** Idle time after the last update before a snapshot is written (ms). */
+  compactIdleMs: number;
+}
+
+function int(v: string | undefined, dflt: number, name: string): number {
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${v}"`);
+  return n;
+}
+
+/** Reads the configuration from `env` (process.env by default). Throws a clear error on bad values. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<ServerConfig> = {}): ServerConfig {
+  const here = path.dirname(new URL(import.meta.url).pathname);
+  const level = (env.PLEXUS_LOG_LEVEL ?? 'info') as ServerConfig['logLevel'];
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(level)) throw new Error(`PLEXUS_LOG_LEVEL "${level}" is not one of debug, info, warn, error, silent`);
+  return {
+    port: int(env.PORT, DEFAULT_PORT, 'PORT'),
+    host: env.HOST ?? '127.0.0.1',
+    dataDir: path.resolve(env.PLEXUS_DATA_DIR ?? './data'),
+    secret: env.PLEXUS_SECRET || undefined,
+    maxMessageBytes: int(env.PLEXUS_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_BYTES, 'PLEXUS_MAX_MESSAGE_BYTES'),
+    publicUrl: env.PLEXUS_PUBLIC_URL || undefined,
+    shareLinkDays: int(env.PLEXUS_SHARE_LINK_DAYS, 30, 'PLEXUS_SHARE_LINK_DAYS'),
+    ownerTokenDays: int(env.PLEXUS_OWNER_TOKEN_DAYS, 365, 'PLEXUS_OWNER_TOKEN_DAYS'),
+    clientDir: path.resolve(env.PLEXUS_CLIENT_DIR ?? path.join(here, '../../client/dist')),
+    seedDemo: env.PLEXUS_SEED_DEMO !== '0',
+    logLevel: level,
+    compactEvery: int(env.PLEXUS_COMPACT_EVERY, 1000, 'PLEXUS_COMPACT_EVERY'),
+    compactIdleMs: int(env.PLEXUS_COMPACT_IDLE_MS, 5000, 'PLEXUS_COMPACT_IDLE_MS'),
+    ...overrides,
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * The HTTP API (docs/api.md): health, identity, workspaces and share links. Every route but
+ * health needs a bearer token; roles are checked per workspace.
+ * Effects: store and document mutation through `Workspaces`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { canManage, type Role, type TokenClaims } from '@plexus/shared';
+import { TokenError, grantsWorkspace, type TokenSigner } from '../auth/tokens.ts';
+import type { Logger } from '../log.ts';
+import { WorkspaceError, type Workspaces } from '../workspaces.ts';
+import { HttpError, readJson, sendError, sendJson } from './respond.ts';
+
+export interface ApiDeps {
+  signer: TokenSigner;
+  workspaces: Workspaces;
+  log: Logger;
+  version: string;
+  started: number;
+  openDocuments: () => number;
+  isReady: () => boolean;
+  publicUrl: (req: IncomingMessage) => string;
+  shareLinkDays: number;
+}
+
+function bearer(req: IncomingMessage, url: URL): string | null {
+  const h = req.headers.authorization;
+  if (h?.startsWith('Bearer ')) return h.slice(7).trim();
+  return url.searchParams.get('token');
+}
+
+function authenticate(deps: ApiDeps, req: IncomingMessage, url: URL): TokenClaims {
+  const token = bearer(req, url);
+  if (!token) throw new HttpError(401, 'unauthorized', 'a token is required (Authorization: Bearer <token>); open the link printed by `npm start`');
+  try {
+    return deps.signer.verify(token);
+  } catch (e) {
+    const err = e as TokenError;
+    throw new HttpError(401, err.reason === 'expired' ? 'token-expired' : 'unauthorized', err.message);
+  }
+}
+
+/** The caller's role in workspace `id`, or a 403/404. */
+function roleIn(claims: TokenClaims, id: string): Role {
+  if (!grantsWorkspace(claims, id)) throw new HttpError(403, 'forbidden', `this token does not grant access to workspace ${id}`);
+  return claims.role;
+}
+
+function requireManage(claims: TokenClaims, id: string): void {
+  if (!canManage(roleIn(claims, id))) throw new HttpError(403, 'forbidden', 'only the workspace owner may do this');
+}
+
+function requireGlobalOwner(claims: TokenClaims): void {
+  if (claims.ws !== '*' || !canManage(claims.role)) throw new HttpError(403, 'forbidden', 'only the owner of this Plexus server may create workspaces');
+}
+
+/** Handles /api/*; returns false when the path is not an API path. */
+export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  const url = new URL(req.url ?? '/', 'http://x');
+  if (!url.pathname.startsWith('/api/')) return false;
+  const method = req.method ?? 'GET';
+  const parts = url.pathname.split('/').filter(Boolean).slice(1); // drop "api"
+  try {
+    if (parts[0] === 'health' && parts.length === 1) {
+      const ready = deps.isReady();
+      sendJson(res, ready ? 200 : 503, {
+        ok: ready,
+        version: deps.version,
+        uptimeSeconds: Math.round((Date.now() - deps.started) / 1000),
+        openDocuments: deps.openDocuments(),
+      });
+      return true;
+    }
+    const claims = authenticate(deps, req, url);
+    if (parts[0] === 'me' && parts.length === 1 && method === 'GET') {
+      sendJson(res, 200, { claims });
+      return true;
+    }
+    if (parts[0] !== 'workspaces') throw new HttpError(404, 'not-found', `no API route ${method} ${url.pathname}`);
+    const id = parts[1];
+    if (id === undefined) {
+      if (method === 'GET') {
+        const all = deps.workspaces.list();
+        sendJson(res, 200, { workspaces: claims.ws === '*' ? all : all.filter((w) => w.id === claims.ws) });
+        return true;
+      }
+      if (method === 'POST') {
+        requireGlobalOwner(claims);
+        const body = await readJson(req);
+        sendJson(res, 201, { workspace: deps.workspaces.create({ name: body.name }) });
+        return true;
+      }
+    } else if (parts.length === 2) {
+      if (method === 'GET') {
+        const role = roleIn(claims, id);
+        sendJson(res, 200, { workspace: deps.workspaces.get(id), role });
+        return true;
+      }
+      if (method === 'PATCH') {
+        requireManage(claims, id);
+        const body = await readJson(req);
+        sendJson(res, 200, { workspace: await deps.workspaces.rename(id, body.name) });
+        return true;
+      }
+      if (method === 'DELETE') {
+        requireManage(claims, id);
+        deps.workspaces.delete(id);
+        deps.log.info('workspace deleted', { ws: id, by: claims.sub });
+        res.writeHead(204).end();
+        return true;
+      }
+    } else if (parts.length === 3 && method === 'POST') {
+      if (parts[2] === 'duplicate') {
+        requireGlobalOwner(claims);
+        const body = await readJson(req);
+        sendJson(res, 201, { workspace: await deps.workspaces.duplicate(id, body.name) });
+        return true;
+      }
+      if (parts[2] === 'share') {
+        requireManage(claims, id);
+        deps.workspaces.get(id);
+        const body = await readJson(req);
+        const role = body.role;
+        if (role !== 'editor' && role !== 'viewer') throw new HttpError(400, 'bad-role', 'role must be "editor" or "viewer"');
+        const days = body.expiresInDays === undefined ? deps.shareLinkDays : Number(body.expiresInDays);
+        if (!Number.isFinite(days) || days <= 0 || days > 3650) throw new HttpError(400, 'bad-expiry', 'expiresInDays must be between 0 and 3650');
+        const ttlSeconds = Math.round(days * 86400);
+        const token = deps.signer.sign({ ws: id, role, sub: `link:${role}`, ttlSeconds });
+        const link = `${deps.publicUrl(req)}/w/${encodeURIComponent(id)}?token=${token}`;
+        sendJson(res, 200, { role, token, url: link, expires: Date.now() + ttlSeconds * 1000 });
+        return true;
+      }
+    }
+    throw new HttpError(404, 'not-found', `no API route ${method} ${url.pathname}`);
+  } catch (e) {
+    if (e instanceof HttpError || e instanceof WorkspaceError) sendError(res, e.status, e.code, e.message);
+    else {
+      deps.log.error('API request failed', { method, path: url.pathname, err: e });
+      sendError(res, 500, 'internal', 'the server could not handle this request; see its log');
+    }
+    return true;
+  }
+}

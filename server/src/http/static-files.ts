@@ -1,0 +1,51 @@
+/**
+ * Serves the built client (client/dist) with an SPA fallback to index.html. Hashed assets are
+ * cached for a year; index.html never. Effects: file reads.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png',
+  '.ico': 'image/x-icon', '.wasm': 'application/wasm', '.woff2': 'font/woff2', '.map': 'application/json', '.txt': 'text/plain; charset=utf-8',
+};
+
+/** Returns a handler, or null when the client has not been built. */
+export function staticFiles(dir: string): ((req: IncomingMessage, res: ServerResponse) => void) | null {
+  const index = path.join(dir, 'index.html');
+  if (!fs.existsSync(index)) return null;
+  const root = path.resolve(dir);
+  return (req, res) => {
+    let pathname: string;
+    try {
+      pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    } catch {
+      res.writeHead(400).end('bad path');
+      return;
+    }
+    let file = path.resolve(root, '.' + pathname);
+    if (!file.startsWith(root + path.sep) && file !== root) {
+      res.writeHead(403).end('forbidden');
+      return;
+    }
+    let stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!stat || stat.isDirectory()) {
+      if (path.extname(pathname)) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+        return;
+      }
+      file = index; // client-side route
+      stat = fs.statSync(file);
+    }
+    const hashed = file.includes(`${path.sep}assets${path.sep}`);
+    res.writeHead(200, {
+      'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+      'content-length': stat.size,
+      'cache-control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache',
+    });
+    if (req.method === 'HEAD') return void res.end();
+    fs.createReadStream(file).pipe(res);
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * Workspace lifecycle: create, duplicate, rename, delete. Changes to a workspace's content go
+ * through a Hocuspocus direct connection, so a loaded document and its connected clients see them
+ * at once and they are logged like any other update.
+ * Effects: store and document mutation.
+ */
+import type { Hocuspocus } from '@hocuspocus/server';
+import * as Y from 'yjs';
+import { initWorkspace, newWorkspaceId, serverOrigin, setTitle, isWorkspaceId, CloseCodes } from '@plexus/shared';
+import type { WorkspaceRecord, WorkspaceStore } from './store/workspace-store.ts';
+import type { DurablePersistence } from './collab/persistence.ts';
+
+export class WorkspaceError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const cleanName = (name: unknown, fallback: string): string => {
+  if (name === undefined || name === null) return fallback;
+  if (typeof name !== 'string') throw new WorkspaceError(400, 'bad-name', 'name must be a string');
+  const n = name.trim();
+  if (!n) throw new WorkspaceError(400, 'bad-name', 'name must not be empty');
+  if (n.length > 200) throw new WorkspaceError(400, 'bad-name', 'name is longer than 200 characters');
+  return n;
+};
+
+export class Workspaces {
+  /** Called when a workspace is deleted (the y-websocket bridge closes its peers). */
+  onDelete?: (id: string) => void;
+
+  constructor(
+    private readonly store: WorkspaceStore,
+    private readonly hocuspocus: Hocuspocus,
+    private readonly persistence: DurablePersistence,
+  ) {}
+
+  list(): WorkspaceRecord[] {
+    return this.store.list();
+  }
+
+  get(id: string): WorkspaceRecord {
+    const rec = isWorkspaceId(id) ? this.store.get(id) : undefined;
+    if (!rec) throw new WorkspaceError(404, 'not-found', `workspace ${id} does not exist`);
+    return rec;
+  }
+
+  /** Creates a workspace; `fill` may add initial content (with a server origin). */
+  create(input: { name?: unknown; id?: string; fill?: (doc: Y.Doc) => void }): WorkspaceRecord {
+    const name = cleanName(input.name, 'Untitled workspace');
+    const id = input.id ?? newWorkspaceId();
+    if (!isWorkspaceId(id)) throw new WorkspaceError(400, 'bad-id', 'workspace id may use letters, digits, _ and - only');
+    if (this.store.get(id)) throw new WorkspaceError(409, 'exists', `workspace ${id} already exists`);
+    const doc = new Y.Doc();
+    initWorkspace(doc, { title: name }, serverOrigin('create'));
+    input.fill?.(doc);
+    const rec = this.store.create({ id, name, state: Y.encodeStateAsUpdate(doc) });
+    doc.destroy();
+    return rec;
+  }
+
+  /** Copies a workspace's current content (live state if loaded) into a new workspace. */
+  async duplicate(id: string, name?: unknown): Promise<WorkspaceRecord> {
+    const src = this.get(id);
+    const conn = await this.hocuspocus.openDirectConnection(id);
+    let state: Uint8Array;
+    try {
+      state = Y.encodeStateAsUpdate(conn.document!);
+    } finally {
+      await conn.disconnect();
+    }
+    const copyName = cleanName(name, `${src.name} (copy)`);
+    const doc = new Y.Doc();
+    Y.applyUpdate(doc, state);
+    setTitle(doc, copyName, serverOrigin('duplicate'));
+    const rec = this.store.create({ id: newWorkspaceId(), name: copyName, state: Y.encodeStateAsUpdate(doc) });
+    doc.destroy();
+    return rec;
+  }
+
+  /** Renames: writes `meta.title` in the document (the registry follows the document). */
+  async rename(id: string, name: unknown): Promise<WorkspaceRecord> {
+    this.get(id);
+    const clean = cleanName(name, '');
+    const conn = await this.hocuspocus.openDirectConnection(id);
+    try {
+      await conn.transact((doc) => setTitle(doc, clean, serverOrigin('rename')));
+    } finally {
+      await conn.disconnect();
+    }
+    this.store.rename(id, clean);
+    return this.get(id);
+  }
+
+  /** Deletes a workspace: closes its connections and removes it from storage. */
+  delete(id: string): void {
+    this.get(id);
+    this.persistence.forget(id);
+    const doc = this.hocuspocus.documents.get(id);
+    doc?.connections.forEach((_c, connection) => connection.close(CloseCodes.NotFound));
+    this.onDelete?.(id);
+    this.store.delete(id);
+  }
+}

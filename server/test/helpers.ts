@@ -1,0 +1,171 @@
+/**
+ * Test helpers: real Plexus servers (in-process on port 0, or as a child process that can be
+ * SIGKILLed), stock Hocuspocus and y-websocket clients over real WebSockets, and polling.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
+import WebSocket from 'ws';
+import { WebsocketProvider } from 'y-websocket';
+import * as Y from 'yjs';
+import { loadConfig, type ServerConfig } from '../src/config.ts';
+import { startServer, type PlexusServer } from '../src/app.ts';
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+export const repoRoot = path.resolve(here, '../..');
+
+/** A fresh temporary data directory. */
+export function tmpDataDir(prefix = 'plexus-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** Starts an in-process server on a free port with a temp data dir. */
+export async function startTestServer(overrides: Partial<ServerConfig> = {}): Promise<PlexusServer> {
+  const config = loadConfig({ PLEXUS_LOG_LEVEL: process.env.PLEXUS_TEST_LOG ?? 'silent' } as NodeJS.ProcessEnv, {
+    port: 0,
+    host: '127.0.0.1',
+    dataDir: tmpDataDir(),
+    seedDemo: false,
+    clientDir: path.join(tmpDataDir(), 'no-client'),
+    ...overrides,
+  });
+  return startServer(config);
+}
+
+/** Polls `fn` until it returns a truthy value (or stops throwing); fails after `timeout` ms. */
+export async function waitFor<T>(fn: () => T | Promise<T>, { timeout = 10_000, interval = 10, message = 'condition' } = {}): Promise<T> {
+  const end = Date.now() + timeout;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+      last = v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${message}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+/** Calls the HTTP API. */
+export async function api(base: string, token: string | null, method: string, p: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(base + p, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : null };
+}
+
+export interface HpClient {
+  doc: Y.Doc;
+  provider: HocuspocusProvider;
+  socket: HocuspocusProviderWebsocket;
+  closes: Array<{ code?: number; reason: string }>;
+  authFailures: string[];
+  synced: Promise<void>;
+  destroy(): void;
+}
+
+/** A stock @hocuspocus/provider client (ws as its WebSocket). */
+export function hocuspocusClient(baseUrl: string, name: string, token: string, opts: { epoch?: string; doc?: Y.Doc } = {}): HpClient {
+  const doc = opts.doc ?? new Y.Doc();
+  const wsUrl = baseUrl.replace(/^http/, 'ws') + '/collab' + (opts.epoch ? `?epoch=${opts.epoch}` : '');
+  const socket = new HocuspocusProviderWebsocket({ url: wsUrl, WebSocketPolyfill: WebSocket, maxAttempts: 1 } as never);
+  const closes: HpClient['closes'] = [];
+  const authFailures: string[] = [];
+  let resolveSynced!: () => void;
+  const synced = new Promise<void>((r) => (resolveSynced = r));
+  socket.on('close', ({ event }: { event: { code?: number; reason: string } }) => closes.push({ code: event.code, reason: String(event.reason) }));
+  const provider = new HocuspocusProvider({
+    websocketProvider: socket,
+    name,
+    document: doc,
+    token,
+    onSynced: () => resolveSynced(),
+    onAuthenticationFailed: ({ reason }) => authFailures.push(reason),
+    onClose: ({ event }) => closes.push({ code: event.code, reason: String(event.reason) }),
+  });
+  provider.attach();
+  return {
+    doc, provider, socket, closes, authFailures, synced,
+    destroy() {
+      provider.destroy();
+      socket.destroy();
+    },
+  };
+}
+
+export interface YwsClient {
+  doc: Y.Doc;
+  provider: WebsocketProvider;
+  closes: Array<{ code: number; reason: string }>;
+  synced: Promise<void>;
+  destroy(): void;
+}
+
+/** A stock y-websocket WebsocketProvider client with the token in the query string. */
+export function ywsClient(baseUrl: string, name: string, token: string, opts: { connect?: boolean } = {}): YwsClient {
+  const doc = new Y.Doc();
+  const closes: YwsClient['closes'] = [];
+  const provider = new WebsocketProvider(baseUrl.replace(/^http/, 'ws') + '/yjs', name, doc, {
+    WebSocketPolyfill: WebSocket as never,
+    params: { token },
+    connect: opts.connect ?? true,
+    maxBackoffTime: 200,
+    // y-websocket also syncs same-room providers of one process over BroadcastChannel: off, so
+    // every byte a test client sees came through the server.
+    disableBc: true,
+  });
+  provider.on('connection-close', (e: CloseEvent | null) => {
+    if (e) closes.push({ code: e.code, reason: e.reason });
+  });
+  const synced = new Promise<void>((r) => {
+    if (provider.synced) r();
+    provider.on('sync', (s: boolean) => s && r());
+  });
+  return { doc, provider, closes, synced, destroy: () => provider.destroy() };
+}
+
+export interface ChildServer {
+  proc: ChildProcess;
+  port: number;
+  url: string;
+  ownerToken: string;
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `server/src/main.ts` as a child process (so it can be SIGKILLed) on `dataDir`. */
+export async function startChildServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const tsx = path.join(repoRoot, 'node_modules/.bin/tsx');
+  const proc = spawn(tsx, [path.join(repoRoot, 'server/src/main.ts')], {
+    env: { ...process.env, PORT: '0', PLEXUS_DATA_DIR: dataDir, PLEXUS_READY_JSON: '1', PLEXUS_LOG_LEVEL: 'warn', PLEXUS_SEED_DEMO: '0', PLEXUS_SECRET: 'test-secret-0123456789abcdef', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += d));
+  const ready = await new Promise<{ port: number; url: string; ownerToken: string }>((resolve, reject) => {
+    let buf = '';
+    proc.stdout!.on('data', (d) => {
+      buf += d;
+      const line = buf.split('\n').find((l) => l.startsWith('{"ready"'));
+      if (line) resolve(JSON.parse(line));
+    });
+    exited.then((code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+    setTimeout(() => reject(new Error(`server did not start in time: ${stderr}`)), 30_000);
+  });
+  return {
+    proc, ...ready, exited,
+    kill: (signal = 'SIGKILL') => {
+      proc.kill(signal);
+      return exited;
+    },
+  };
+}
