@@ -1,0 +1,167 @@
+/**
+ * Bad input never corrupts a live document: garbage, truncated and randomly mutated updates,
+ * oversized frames and foreign tokens. The server stays up, the live document is byte-identical
+ * afterwards (or, for a mutation that happens to be a valid update, changed exactly as applying
+ * that update atomically would), and the offender gets a clear close code.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { createCell, setCellSource, userOrigin, listCells, type CellId } from '@plexus/shared';
+import type { PlexusServer } from '../../src/app.ts';
+import { api, hocuspocusClient, startTestServer, waitFor, type HpClient } from '../helpers.ts';
+import { hpUpdate, rawHocuspocus, rawYws, ywsUpdate, type RawClient } from '../raw-clients.ts';
+
+const MAX = 64 * 1024;
+let server: PlexusServer;
+let wsId: string;
+let keeper: HpClient;
+let cell: CellId;
+
+function rng(seed: number) {
+  return () => {
+    seed |= 0;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const live = () => server.hocuspocus.documents.get(wsId)!;
+const liveBytes = () => Buffer.from(Y.encodeStateAsUpdate(live()));
+
+/** A real update from another replica, relative to the live state: insert + delete + new cell. */
+function realUpdate(): Uint8Array {
+  const other = new Y.Doc();
+  Y.applyUpdate(other, Y.encodeStateAsUpdate(live()));
+  const sv = Y.encodeStateVector(other);
+  setCellSource(other, cell, 'let answer = 41 + 1; // edited', userOrigin('x'));
+  createCell(other, { kind: 'code', source: 'new cell', author: 'x' }, userOrigin('x'));
+  return Y.encodeStateAsUpdate(other, sv);
+}
+
+async function expectClosedWith(c: RawClient, code: number) {
+  const { code: got } = await c.closed;
+  expect(got).toBe(code);
+}
+
+beforeAll(async () => {
+  server = await startTestServer({ maxMessageBytes: MAX });
+  wsId = (await api(server.url, server.ownerToken, 'POST', '/api/workspaces', { name: 'Bad input' })).json.workspace.id;
+  keeper = hocuspocusClient(server.url, wsId, server.ownerToken);
+  await keeper.synced;
+  cell = createCell(keeper.doc, { kind: 'code', source: 'let answer = 42;', author: 'k' }, userOrigin('k'));
+  await waitFor(() => listCells(live()).length === 1, { message: 'cell on server' });
+});
+afterAll(async () => {
+  keeper.destroy();
+  await server.close();
+});
+
+describe('bad input', () => {
+  it('a truncated update whose structs decode but whose delete set is cut would change the doc and throw: it is refused before it touches the doc', async () => {
+    const u = realUpdate();
+    // Find cuts where plain Y.applyUpdate would partially apply, to prove the danger is real.
+    const dangerous: number[] = [];
+    for (let cut = 1; cut < u.length; cut++) {
+      const probe = new Y.Doc();
+      Y.applyUpdate(probe, Y.encodeStateAsUpdate(live()));
+      const before = Buffer.from(Y.encodeStateAsUpdate(probe));
+      try {
+        Y.applyUpdate(probe, u.slice(0, cut));
+      } catch {
+        if (Buffer.compare(before, Buffer.from(Y.encodeStateAsUpdate(probe))) !== 0) dangerous.push(cut);
+      }
+    }
+    expect(dangerous.length).toBeGreaterThan(0);
+    for (const [i, cut] of dangerous.slice(0, 6).entries()) {
+      const before = liveBytes();
+      const c = i % 2 ? await rawYws(server.url, wsId, server.ownerToken) : await rawHocuspocus(server.url, wsId, server.ownerToken);
+      c.send(i % 2 ? ywsUpdate(u.slice(0, cut)) : hpUpdate(wsId, u.slice(0, cut)));
+      await expectClosedWith(c, 4400);
+      expect(liveBytes().equals(before)).toBe(true);
+    }
+  });
+
+  it('garbage frames on both endpoints: closed with 4400, document unchanged, server up', async () => {
+    const rand = rng(7);
+    const before = liveBytes();
+    for (let i = 0; i < 20; i++) {
+      const bytes = new Uint8Array(1 + Math.floor(rand() * 200)).map(() => Math.floor(rand() * 256));
+      const c = i % 2 ? await rawYws(server.url, wsId, server.ownerToken) : await rawHocuspocus(server.url, wsId, server.ownerToken);
+      // For Hocuspocus keep the document address so the garbage reaches the document's handler.
+      c.send(i % 2 ? bytes : new Uint8Array([...hpUpdate(wsId, new Uint8Array()).slice(0, wsId.length + 1), ...bytes]));
+      const { code } = await c.closed;
+      expect([4400, 4401, 4403]).toContain(code);
+    }
+    expect(liveBytes().equals(before)).toBe(true);
+    expect((await api(server.url, null, 'GET', '/api/health')).status).toBe(200);
+  });
+
+  it('randomly mutated updates are either refused (doc unchanged) or applied atomically', async () => {
+    const rand = rng(42);
+    let refused = 0;
+    let applied = 0;
+    for (let round = 0; round < 60; round++) {
+      const u = realUpdate();
+      const m = u.slice();
+      const flips = 1 + Math.floor(rand() * 3);
+      for (let f = 0; f < flips; f++) m[Math.floor(rand() * m.length)] = Math.floor(rand() * 256);
+      const before = liveBytes();
+      // What atomic application of `m` to the current state would give (or null if it cannot).
+      const reference = new Y.Doc();
+      Y.applyUpdate(reference, before);
+      let expected: Buffer | null;
+      try {
+        Y.decodeUpdate(m);
+        Y.applyUpdate(reference, m);
+        expected = Buffer.from(Y.encodeStateAsUpdate(reference));
+      } catch {
+        expected = null;
+      }
+      const c = round % 2 ? await rawYws(server.url, wsId, server.ownerToken) : await rawHocuspocus(server.url, wsId, server.ownerToken);
+      c.send(round % 2 ? ywsUpdate(m) : hpUpdate(wsId, m));
+      // Give the server time to process, then probe with a close.
+      const outcome = await Promise.race([c.closed, new Promise<null>((r) => setTimeout(() => r(null), 150))]);
+      if (outcome) {
+        expect(outcome.code).toBe(4400);
+        expect(liveBytes().equals(before)).toBe(true);
+        refused++;
+      } else {
+        c.ws.close();
+        expect(expected).not.toBeNull();
+        expect(Y.encodeStateVector(live())).toEqual(Y.encodeStateVector(reference));
+        applied++;
+      }
+    }
+    expect(refused).toBeGreaterThan(0);
+    expect(refused + applied).toBe(60);
+    // The keeper (a normal client) is still connected and in sync after all this.
+    await waitFor(() => Buffer.from(Y.encodeStateVector(keeper.doc)).equals(Buffer.from(Y.encodeStateVector(live()))), { message: 'keeper in sync' });
+  });
+
+  it('oversized frames are refused with 1009 and change nothing', async () => {
+    const before = liveBytes();
+    const other = new Y.Doc();
+    Y.applyUpdate(other, before);
+    const sv = Y.encodeStateVector(other);
+    createCell(other, { kind: 'code', source: 'x'.repeat(MAX * 2), author: 'big' }, userOrigin('big'));
+    const big = Y.encodeStateAsUpdate(other, sv);
+    for (const c of [await rawHocuspocus(server.url, wsId, server.ownerToken), await rawYws(server.url, wsId, server.ownerToken)]) {
+      c.send(c.ws.url.includes('/yjs/') ? ywsUpdate(big) : hpUpdate(wsId, big));
+      await expectClosedWith(c, 1009);
+    }
+    expect(liveBytes().equals(before)).toBe(true);
+  });
+
+  it('a token for another workspace cannot touch this one', async () => {
+    const other = (await api(server.url, server.ownerToken, 'POST', '/api/workspaces', { name: 'Other' })).json.workspace.id;
+    const foreign = (await api(server.url, server.ownerToken, 'POST', `/api/workspaces/${other}/share`, { role: 'editor' })).json.token;
+    const before = liveBytes();
+    await expect(rawHocuspocus(server.url, wsId, foreign)).rejects.toThrow(/token-for-another-workspace/);
+    const c = await rawYws(server.url, wsId, foreign);
+    c.send(ywsUpdate(realUpdate()));
+    await expectClosedWith(c, 4403);
+    expect(liveBytes().equals(before)).toBe(true);
+  });
+});
