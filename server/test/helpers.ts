@@ -143,8 +143,10 @@ export interface ChildServer {
 
 /** Starts `server/src/main.ts` as a child process (so it can be SIGKILLed) on `dataDir`. */
 export async function startChildServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const tsx = path.join(repoRoot, 'node_modules/.bin/tsx');
-  const proc = spawn(tsx, [path.join(repoRoot, 'server/src/main.ts')], {
+  // Run node itself (tsx as an import hook), not the tsx CLI: the CLI forks a second process, so a
+  // SIGKILL would hit only the wrapper and leave the real server running.
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'server/src/main.ts')], {
+    cwd: repoRoot,
     env: { ...process.env, PORT: '0', PLEXUS_DATA_DIR: dataDir, PLEXUS_READY_JSON: '1', PLEXUS_LOG_LEVEL: 'warn', PLEXUS_SEED_DEMO: '0', PLEXUS_SECRET: 'test-secret-0123456789abcdef', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
