@@ -73,10 +73,14 @@ export interface HpClient {
 }
 
 /** A stock @hocuspocus/provider client (ws as its WebSocket). */
-export function hocuspocusClient(baseUrl: string, name: string, token: string, opts: { epoch?: string; doc?: Y.Doc } = {}): HpClient {
+export function hocuspocusClient(baseUrl: string, name: string, token: string, opts: { epoch?: string; doc?: Y.Doc; reconnect?: boolean } = {}): HpClient {
   const doc = opts.doc ?? new Y.Doc();
   const wsUrl = baseUrl.replace(/^http/, 'ws') + '/collab' + (opts.epoch ? `?epoch=${opts.epoch}` : '');
-  const socket = new HocuspocusProviderWebsocket({ url: wsUrl, WebSocketPolyfill: WebSocket, maxAttempts: 1 } as never);
+  const socket = new HocuspocusProviderWebsocket({
+    url: wsUrl,
+    WebSocketPolyfill: WebSocket,
+    ...(opts.reconnect ? { delay: 50, minDelay: 50, maxDelay: 200, factor: 1.5 } : { maxAttempts: 1 }),
+  } as never);
   const closes: HpClient['closes'] = [];
   const authFailures: string[] = [];
   let resolveSynced!: () => void;
@@ -122,7 +126,7 @@ export function ywsClient(baseUrl: string, name: string, token: string, opts: { 
     // every byte a test client sees came through the server.
     disableBc: true,
   });
-  provider.on('connection-close', (e: CloseEvent | null) => {
+  provider.on('connection-close', (e: { code: number; reason: string } | null) => {
     if (e) closes.push({ code: e.code, reason: e.reason });
   });
   const synced = new Promise<void>((r) => {

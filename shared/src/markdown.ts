@@ -203,7 +203,7 @@ export function updateFragmentMarkdown(frag: Y.XmlFragment, markdown: string): b
   while (tail < have.length - head && tail < want.length - head && have[have.length - 1 - tail] === want[want.length - 1 - tail]) tail++;
   if (head === have.length && head === want.length) return false;
   if (have.length - head - tail > 0) frag.delete(head, have.length - head - tail);
-  const added = next.slice(head, want.length - tail).map((n) => n.clone());
+  const added = next.slice(head, want.length - tail).flatMap((n) => (n instanceof Y.XmlHook ? [] : [n.clone()]));
   if (added.length > 0) frag.insert(head, added);
   return true;
 }

@@ -61,8 +61,11 @@ export class AccessControl implements Extension {
     if (!connection) return; // server-side awareness changes
     const claims = (context as ConnectionContext | undefined)?.claims;
     if (!claims) throw new ProtocolError(CloseCodes.Unauthorized, 'no identity');
+    // Hocuspocus decodes the update into a scratch Awareness, which always adds its own entry with
+    // state {} under a random client id. Empty states carry no presence: drop them all (they are
+    // then not relayed either) so that entry is never counted as one of this connection's ids.
+    for (const [id, st] of [...states]) if (st && typeof st === 'object' && Object.keys(st).length === 0) states.delete(id);
     const entries = [...states].map(([clientId, state]) => ({ clientId, state: (state as Record<string, unknown>) ?? null }));
-    // The scratch map drops entries whose state is null (removals): those are checked as removals.
     this.guard.check(documentName, { ownerKey: connection.socketId, role: claims.role }, entries);
   }
 

@@ -28,6 +28,9 @@ export interface YwsOrigin {
 }
 const LOAD_ORIGIN = serverOrigin('load');
 
+/** An update with no structs and no deletions (what an empty Y.Doc's sync step 2 carries). */
+const isEmptyUpdate = (u: Uint8Array): boolean => u.length === 2 && u[0] === 0 && u[1] === 0;
+
 function alreadyLogged(origin: unknown): boolean {
   if (!origin || typeof origin !== 'object') return false;
   const s = (origin as { source?: unknown }).source;
@@ -120,7 +123,17 @@ export class DurablePersistence implements Extension {
       if (Y.snapshotContainsUpdate(Y.snapshot(document), payload)) return; // nothing new: harmless
       throw new ProtocolError(CloseCodes.ReadOnly, 'viewer connections cannot change the document');
     }
-    this.appendIncoming(documentName, payload);
+    try {
+      this.appendIncoming(documentName, payload);
+    } catch (e) {
+      if (e instanceof ProtocolError && e.code === CloseCodes.StorageUnavailable.code) {
+        // Close the whole socket too (after Hocuspocus sends its per-document close): a stock
+        // provider only reconnects, and so re-sends the refused change, when its socket closes.
+        const ws = connection.webSocket;
+        setImmediate(() => ws.close(e.code, e.reason));
+      }
+      throw e;
+    }
   }
 
   /**
@@ -129,6 +142,7 @@ export class DurablePersistence implements Extension {
    */
   appendIncoming(ws: string, update: Uint8Array): void {
     if (this.deleted.has(ws)) throw new ProtocolError(CloseCodes.NotFound, ws);
+    if (isEmptyUpdate(update)) return; // e.g. the sync step 2 of a client with nothing new
     try {
       this.store.append(ws, update);
     } catch (e) {

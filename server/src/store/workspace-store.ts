@@ -57,6 +57,23 @@ CREATE TABLE IF NOT EXISTS snapshots (
 CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
+/**
+ * Merges many updates into one. `Y.mergeUpdates` over a flat list is quadratic (30,000 single
+ * keystrokes take ~35 s); merging groups of 32 level by level keeps a 100,000-entry log (left by
+ * a crash before compaction) to well under a second.
+ */
+export function mergeInTree(parts: Uint8Array[], fan = 32): Uint8Array {
+  while (parts.length > 1) {
+    const next: Uint8Array[] = [];
+    for (let i = 0; i < parts.length; i += fan) {
+      const group = parts.slice(i, i + fan);
+      next.push(group.length === 1 ? group[0]! : Y.mergeUpdates(group));
+    }
+    parts = next;
+  }
+  return parts[0]!;
+}
+
 export class WorkspaceStore {
   readonly db: Database.Database;
   private readonly stmts;
@@ -113,7 +130,7 @@ export class WorkspaceStore {
     if (parts.length === 0) return { update: null, logEntries: 0, upto };
     if (parts.length === 1) return { update: parts[0]!, logEntries: rows.length, upto };
     try {
-      return { update: Y.mergeUpdates(parts), logEntries: rows.length, upto };
+      return { update: mergeInTree(parts), logEntries: rows.length, upto };
     } catch {
       // Only disk corruption gets here (every entry was validated before it was logged): keep
       // every entry that still decodes rather than refusing the whole workspace.
@@ -126,7 +143,7 @@ export class WorkspaceStore {
         }
       });
       this.corruptEntriesSkipped += parts.length - good.length;
-      return { update: good.length ? Y.mergeUpdates(good) : null, logEntries: rows.length, upto };
+      return { update: good.length ? mergeInTree(good) : null, logEntries: rows.length, upto };
     }
   }
 

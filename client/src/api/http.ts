@@ -1,0 +1,56 @@
+/**
+ * Thin fetch wrapper for the Plexus HTTP API: JSON in, JSON out, `Authorization: Bearer`, and the
+ * server's `{ error, message }` bodies turned into an ApiError the UI can show as is.
+ */
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+  /** The token was missing, malformed, expired or not signed by this server. */
+  get isAuth(): boolean {
+    return this.status === 401;
+  }
+}
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  body?: unknown;
+  token: string;
+  signal?: AbortSignal;
+}
+
+export async function apiRequest<T>(path: string, { method = 'GET', body, token, signal }: RequestOptions): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      signal,
+      headers: {
+        Authorization: `Bearer ${token}`,
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+  } catch (e) {
+    if ((e as Error).name === 'AbortError') throw e;
+    throw new ApiError(0, 'network', 'Cannot reach the Plexus server. Is it running?');
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  let data: unknown = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    // Not JSON (a proxy error page, say): fall through to a generic message below.
+  }
+  if (!res.ok) {
+    const err = (data ?? {}) as { error?: string; message?: string };
+    throw new ApiError(res.status, err.error ?? `http-${res.status}`, err.message ?? `Request failed (${res.status} ${res.statusText})`);
+  }
+  return data as T;
+}

@@ -1,0 +1,43 @@
+/** Typed calls of the workspace endpoints (see docs/api.md). */
+import type { Role, TokenClaims } from '@plexus/shared';
+import { apiRequest } from './http.ts';
+
+export interface Workspace {
+  id: string;
+  name: string;
+  created: number;
+  updated: number;
+  /** Document session id: offline state is kept per (id, epoch). */
+  epoch: string | number;
+}
+
+export interface ShareLink {
+  role: 'editor' | 'viewer';
+  token: string;
+  url: string;
+  expires: number;
+}
+
+const ws = (id: string) => `/api/workspaces/${encodeURIComponent(id)}`;
+
+export const getMe = (token: string) => apiRequest<{ claims: TokenClaims }>('/api/me', { token });
+
+export const listWorkspaces = (token: string, signal?: AbortSignal) =>
+  apiRequest<{ workspaces: Workspace[] }>('/api/workspaces', { token, signal }).then((r) => r.workspaces);
+
+export const getWorkspace = (token: string, id: string, signal?: AbortSignal) =>
+  apiRequest<{ workspace: Workspace; role: Role }>(ws(id), { token, signal });
+
+export const createWorkspace = (token: string, name?: string) =>
+  apiRequest<{ workspace: Workspace }>('/api/workspaces', { token, method: 'POST', body: { name } }).then((r) => r.workspace);
+
+export const renameWorkspace = (token: string, id: string, name: string) =>
+  apiRequest<{ workspace: Workspace }>(ws(id), { token, method: 'PATCH', body: { name } }).then((r) => r.workspace);
+
+export const duplicateWorkspace = (token: string, id: string, name?: string) =>
+  apiRequest<{ workspace: Workspace }>(`${ws(id)}/duplicate`, { token, method: 'POST', body: { name } }).then((r) => r.workspace);
+
+export const deleteWorkspace = (token: string, id: string) => apiRequest<void>(ws(id), { token, method: 'DELETE' });
+
+export const shareWorkspace = (token: string, id: string, role: 'editor' | 'viewer', expiresInDays?: number) =>
+  apiRequest<ShareLink>(`${ws(id)}/share`, { token, method: 'POST', body: { role, expiresInDays } });

@@ -1,0 +1,223 @@
+/**
+ * One workspace session: the Y.Doc, its IndexedDB copy, the Hocuspocus provider and the
+ * awareness, plus a small observable snapshot (connection status, readiness, problems) for React.
+ * Created inside a useEffect (never useMemo: StrictMode's double mount would reuse a destroyed
+ * provider) and destroyed on unmount.
+ */
+import * as Y from 'yjs';
+import { Awareness } from 'y-protocols/awareness';
+import { HocuspocusProvider } from '@hocuspocus/provider';
+import { IndexeddbPersistence } from 'y-indexeddb';
+import {
+  createUserUndoManager,
+  HOCUSPOCUS_PATH,
+  lightColor,
+  roots,
+  userOrigin,
+  type PresenceState,
+  type PresenceUser,
+  type Role,
+  type UserOrigin,
+} from '@plexus/shared';
+import type { Workspace } from '../api/workspaces.ts';
+import type { LocalUser } from '../state/user.ts';
+import { classifyAuthFailure, classifyProblem, type SessionProblem } from './problems.ts';
+
+export type ConnectionStatus = 'connected' | 'connecting' | 'offline';
+
+export interface SessionSnapshot {
+  status: ConnectionStatus;
+  /** The document has content to show: synced from the server, or restored from IndexedDB. */
+  ready: boolean;
+  /** Synced with the server at least once in this session. */
+  serverSynced: boolean;
+  problem: SessionProblem | null;
+}
+
+export const idbName = (workspaceId: string, epoch: string | number) => `plexus:${workspaceId}:${epoch}`;
+
+/** How long we wait for the server before showing an IndexedDB copy that looks empty. */
+const OFFLINE_READY_MS = 4000;
+const RESET_GUARD_KEY = 'plexus.lastReset';
+/** Back-off for rejoining a document the server closed while the socket stayed open. */
+const REJOIN_MIN_MS = 1000;
+const REJOIN_MAX_MS = 30_000;
+
+export function presenceUser(user: LocalUser, role: Role): PresenceUser {
+  return { id: user.id, name: user.name, color: user.color, colorLight: lightColor(user.color), role, kind: 'person' };
+}
+
+export class WorkspaceSession {
+  readonly doc = new Y.Doc();
+  readonly awareness: Awareness;
+  readonly provider: HocuspocusProvider;
+  readonly idb: IndexeddbPersistence;
+  /** The local user's origin for every helper write; one object per session (undo compares identity). */
+  readonly origin: UserOrigin;
+  /** Structural undo (cells added/deleted/moved/re-kinded, title, chat) of this user only. */
+  readonly undoManager: Y.UndoManager;
+
+  private snap: SessionSnapshot = { status: 'connecting', ready: false, serverSynced: false, problem: null };
+  private listeners = new Set<() => void>();
+  private wsStatus: 'connecting' | 'connected' | 'disconnected' = 'connecting';
+  private idbSynced = false;
+  private destroyed = false;
+  private offlineTimer: ReturnType<typeof setTimeout>;
+  private rejoinTimer: ReturnType<typeof setTimeout> | undefined;
+  private rejoinDelay = REJOIN_MIN_MS;
+
+  constructor(
+    readonly workspace: Workspace,
+    readonly role: Role,
+    token: string,
+    user: LocalUser,
+  ) {
+    this.origin = userOrigin(user.id, user.name);
+    this.awareness = new Awareness(this.doc);
+    // Presence is set before the provider exists so the very first awareness message already
+    // carries the role the server expects for this connection.
+    const state: PresenceState = { user: presenceUser(user, role), focus: { panel: null, cellId: null } };
+    this.awareness.setLocalState(state);
+
+    this.idb = new IndexeddbPersistence(idbName(workspace.id, workspace.epoch), this.doc);
+    this.idb.whenSynced.then(() => {
+      // Marks for performance measurements (visible in DevTools and to Playwright).
+      performance.mark('plexus:idb-synced');
+      this.idbSynced = true;
+      this.update();
+    });
+
+    const proto = window.location.protocol === 'https:' ? 'wss' : 'ws';
+    this.provider = new HocuspocusProvider({
+      url: `${proto}://${window.location.host}${HOCUSPOCUS_PATH}?epoch=${encodeURIComponent(String(workspace.epoch))}`,
+      name: workspace.id,
+      token,
+      document: this.doc,
+      awareness: this.awareness,
+    });
+    this.provider.on('status', ({ status }: { status: 'connecting' | 'connected' | 'disconnected' }) => {
+      this.wsStatus = status;
+      this.update();
+    });
+    this.provider.on('authenticated', () => this.update());
+    this.provider.on('synced', () => {
+      performance.mark('plexus:server-synced');
+      this.rejoinDelay = REJOIN_MIN_MS;
+      // A transient refusal has healed: drop its notice.
+      const healed = this.snap.problem?.action === 'notice' && this.snap.problem.reason !== 'read-only';
+      if (healed) this.snap = { ...this.snap, problem: null };
+      this.update();
+      if (healed) this.listeners.forEach((l) => l());
+    });
+    this.provider.on('authenticationFailed', ({ reason }: { reason: string }) => this.onProblem(classifyAuthFailure(reason)));
+    this.provider.on('close', ({ event }: { event: { code: number; reason: string } }) => {
+      const p = classifyProblem(event?.reason, event?.code);
+      if (p) this.onProblem(p);
+      else this.update();
+    });
+
+    this.undoManager = createUserUndoManager(this.doc, this.origin);
+    this.offlineTimer = setTimeout(() => this.update(true), OFFLINE_READY_MS);
+  }
+
+  subscribe = (cb: () => void): (() => void) => {
+    this.listeners.add(cb);
+    return () => this.listeners.delete(cb);
+  };
+
+  getSnapshot = (): SessionSnapshot => this.snap;
+
+  /** Updates the `user` presence field (name edits), keeping the server-given role. */
+  setUser(user: LocalUser): void {
+    this.awareness.setLocalStateField('user', presenceUser(user, this.role));
+  }
+
+  private onProblem(p: SessionProblem): void {
+    if (this.destroyed) return;
+    if (p.action === 'fatal') this.provider.disconnect();
+    if (p.action === 'reset-local') void this.resetLocal();
+    if (p.action === 'notice') this.scheduleRejoin();
+    this.update(false, p);
+  }
+
+  /**
+   * The server may close just this document (a Hocuspocus CLOSE message) and keep the socket
+   * open; the provider then never authenticates again by itself. Rejoin, backing off.
+   */
+  private scheduleRejoin(): void {
+    clearTimeout(this.rejoinTimer);
+    this.rejoinTimer = setTimeout(() => {
+      const socket = this.provider.configuration.websocketProvider;
+      if (this.destroyed || this.snap.problem?.action === 'fatal') return;
+      if (socket.status === 'connected' && !this.provider.isAuthenticated) {
+        void this.provider.sendToken().then(() => this.provider.startSync());
+      }
+    }, this.rejoinDelay);
+    this.rejoinDelay = Math.min(this.rejoinDelay * 2, REJOIN_MAX_MS);
+  }
+
+  /** Drops the IndexedDB copy of an outdated epoch and reloads (once; a loop shows the error). */
+  private async resetLocal(): Promise<void> {
+    const last = Number(sessionStorage.getItem(RESET_GUARD_KEY) ?? 0);
+    this.provider.disconnect();
+    if (Date.now() - last < 15_000) {
+      this.update(false, {
+        reason: 'stale-local-state',
+        action: 'fatal',
+        message: 'The server keeps refusing this workspace’s local state. Reload the page to try again.',
+      });
+      return;
+    }
+    sessionStorage.setItem(RESET_GUARD_KEY, String(Date.now()));
+    try {
+      await this.idb.clearData();
+    } finally {
+      window.location.reload();
+    }
+  }
+
+  private update(offlineTimeout = false, problem?: SessionProblem): void {
+    if (this.destroyed) return;
+    const prev = this.snap;
+    const fatal = (problem ?? prev.problem)?.action === 'fatal';
+    const status: ConnectionStatus =
+      fatal || this.wsStatus === 'disconnected'
+        ? 'offline'
+        : this.wsStatus === 'connected' && this.provider.isAuthenticated
+          ? 'connected'
+          : 'connecting';
+    const serverSynced = prev.serverSynced || this.provider.isSynced;
+    const hasContent = roots(this.doc).meta.size > 0 || roots(this.doc).cells.size > 0;
+    // An empty local copy is not worth showing while the server may still answer.
+    const ready =
+      prev.ready || serverSynced || (this.idbSynced && (hasContent || offlineTimeout || status === 'offline' || fatal));
+    const next: SessionSnapshot = { status, ready, serverSynced, problem: problem ?? prev.problem };
+    if (
+      next.status !== prev.status ||
+      next.ready !== prev.ready ||
+      next.serverSynced !== prev.serverSynced ||
+      next.problem !== prev.problem
+    ) {
+      this.snap = next;
+      this.listeners.forEach((l) => l());
+    }
+  }
+
+  dismissProblem(): void {
+    if (this.snap.problem?.action === 'notice') {
+      this.snap = { ...this.snap, problem: null };
+      this.listeners.forEach((l) => l());
+    }
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    clearTimeout(this.offlineTimer);
+    clearTimeout(this.rejoinTimer);
+    this.undoManager.destroy();
+    this.provider.destroy();
+    void this.idb.destroy();
+    this.doc.destroy();
+    this.listeners.clear();
+  }
+}

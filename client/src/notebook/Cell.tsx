@@ -1,0 +1,122 @@
+/**
+ * One notebook cell: the chrome (kind gutter, toolbar, presence badges, insert bar) around either
+ * the real editor or a cheap placeholder, as decided by the mount scheduler.
+ */
+import { memo, useLayoutEffect, useRef, useState, type FocusEvent, type KeyboardEvent } from 'react';
+import * as Y from 'yjs';
+import type { CellKind } from '@plexus/shared';
+import { useSession } from '../collab/context.tsx';
+import { setFocus, usePeersOnCell } from '../collab/presenceIndex.ts';
+import { CellPlaceholder, usePreview } from './CellPlaceholder.tsx';
+import { CodeEditor } from './CodeEditor.tsx';
+import { MarkdownEditor } from './MarkdownEditor.tsx';
+import { InsertBar } from './InsertBar.tsx';
+import { CellToolbar, KIND_LABEL } from './CellToolbar.tsx';
+import { useNotebook } from './controller.ts';
+import type { CellItem } from './useCellList.ts';
+
+const KIND_SHORT: Record<CellKind, string> = { markdown: 'md', code: 'js', sql: 'sql' };
+
+interface Props {
+  item: CellItem;
+  index: number;
+  count: number;
+  canEdit: boolean;
+}
+
+export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
+  const session = useSession();
+  const notebook = useNotebook();
+  const rootRef = useRef<HTMLElement>(null);
+  const bodyRef = useRef<HTMLDivElement>(null);
+  const [mounted, setMounted] = useState(() => notebook.scheduler.startsMounted(item.id));
+  const peers = usePeersOnCell(session.awareness, item.id);
+
+  useLayoutEffect(() => {
+    const el = rootRef.current!;
+    notebook.scheduler.observe(item.id, el, setMounted);
+    return () => notebook.scheduler.unobserve(item.id, el);
+  }, [notebook, item.id]);
+
+  // Remember the editor's real height so the placeholder keeps it when the editor unmounts.
+  useLayoutEffect(() => {
+    if (!mounted || !bodyRef.current) return;
+    const body = bodyRef.current;
+    const ro = new ResizeObserver(() => {
+      if (body.offsetHeight > 0) notebook.heights.set(item.id, body.offsetHeight);
+    });
+    ro.observe(body);
+    return () => ro.disconnect();
+  }, [mounted, notebook, item.id]);
+
+  const onFocus = () => {
+    setFocus(session.awareness, { panel: 'notebook', cellId: item.id });
+    notebook.scheduler.pin(item.id, true);
+  };
+  const onBlur = (e: FocusEvent) => {
+    if (!rootRef.current?.contains(e.relatedTarget as Node | null)) notebook.scheduler.pin(item.id, false);
+  };
+  // Command mode (focus on the cell, not in its editor): Enter edits, arrows walk the cells.
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.target !== rootRef.current) return;
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      notebook.focusCell(item.id);
+    } else if ((e.key === 'ArrowDown' || e.key === 'ArrowUp') && !e.altKey && !e.ctrlKey && !e.metaKey) {
+      const sib = (e.key === 'ArrowDown' ? rootRef.current.nextElementSibling : rootRef.current.previousElementSibling) as HTMLElement | null;
+      if (sib?.dataset.testid === 'cell') {
+        e.preventDefault();
+        sib.focus();
+        sib.scrollIntoView({ block: 'nearest' });
+      }
+    }
+  };
+
+  const preview = usePreview(item, notebook.heights.get(item.id), !mounted);
+  const source = item.source;
+  let body;
+  if (preview) body = <CellPlaceholder kind={item.kind} preview={preview} />;
+  else if (item.kind === 'markdown' && source instanceof Y.XmlFragment)
+    body = <MarkdownEditor cellId={item.id} fragment={source} readOnly={!canEdit} />;
+  else if (item.kind !== 'markdown' && source instanceof Y.Text)
+    body = <CodeEditor cellId={item.id} ytext={source} kind={item.kind} readOnly={!canEdit} />;
+  else body = <div className="cell-broken">This cell’s content could not be read.</div>;
+
+  return (
+    <section
+      ref={rootRef}
+      className={`cell cell-${item.kind}${mounted ? ' is-mounted' : ''}`}
+      // Off-screen placeholders skip layout, paint and hit-testing entirely (a thousand cells
+      // otherwise cost ~100 ms per keystroke); the intrinsic size keeps the scrollbar exact.
+      style={preview ? { contentVisibility: 'auto', containIntrinsicSize: `auto ${preview.height + 2}px` } : undefined}
+      data-testid="cell"
+      data-cell-id={item.id}
+      data-kind={item.kind}
+      tabIndex={-1}
+      aria-label={`${KIND_LABEL[item.kind]} cell ${index + 1} of ${count}`}
+      onFocus={onFocus}
+      onBlur={onBlur}
+      onKeyDown={onKeyDown}
+    >
+      <div className="cell-gutter" title={KIND_LABEL[item.kind]}>
+        <span className="cell-kind-tag">{KIND_SHORT[item.kind]}</span>
+        <span className="cell-index">{index + 1}</span>
+      </div>
+      <div className="cell-main">
+        <CellToolbar
+          cellId={item.id}
+          kind={item.kind}
+          peers={peers}
+          canEdit={canEdit}
+          showKind={mounted}
+          isFirst={index === 0}
+          isLast={index === count - 1}
+        />
+        <div className="cell-body" ref={bodyRef}>
+          {body}
+        </div>
+      </div>
+      {canEdit && mounted && <InsertBar after={item.id} />}
+    </section>
+  );
+});

@@ -1,0 +1,103 @@
+/**
+ * CodeMirror 6 editor for code and SQL cells, bound to the cell's Y.Text with y-codemirror.next.
+ * Each editor has its own Y.UndoManager scoped to its Y.Text and tracking only this binding's
+ * origin, so Ctrl+Z undoes this browser's typing in this cell and nothing else.
+ */
+import { useEffect, useLayoutEffect, useRef } from 'react';
+import * as Y from 'yjs';
+import { Compartment, EditorState } from '@codemirror/state';
+import { drawSelection, dropCursor, EditorView, highlightActiveLine, keymap, lineNumbers } from '@codemirror/view';
+import { defaultKeymap, indentWithTab } from '@codemirror/commands';
+import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
+import { javascript } from '@codemirror/lang-javascript';
+import { sql } from '@codemirror/lang-sql';
+import { yCollab, yUndoManagerKeymap } from 'y-codemirror.next';
+import { useSession } from '../collab/context.tsx';
+import { clearCodeCaret } from '../collab/caretAwareness.ts';
+import { setFocus } from '../collab/presenceIndex.ts';
+import { useNotebook } from './controller.ts';
+
+const language = (kind: 'code' | 'sql') => (kind === 'sql' ? sql() : javascript());
+
+const theme = EditorView.theme({
+  '&': { fontSize: '13px', backgroundColor: 'transparent' },
+  '&.cm-focused': { outline: 'none' },
+  '.cm-content': { fontFamily: 'var(--font-mono)', padding: '6px 0' },
+  '.cm-gutters': { backgroundColor: 'transparent', border: 'none', color: 'var(--text-faint)' },
+  '.cm-lineNumbers .cm-gutterElement': { minWidth: '2.2em', padding: '0 6px 0 2px' },
+  '.cm-activeLine': { backgroundColor: 'transparent' },
+  '&.cm-focused .cm-activeLine': { backgroundColor: 'var(--active-line)' },
+  '.cm-scroller': { fontFamily: 'var(--font-mono)', lineHeight: '1.5' },
+});
+
+interface Props {
+  cellId: string;
+  ytext: Y.Text;
+  kind: 'code' | 'sql';
+  readOnly: boolean;
+}
+
+export function CodeEditor({ cellId, ytext, kind, readOnly }: Props) {
+  const session = useSession();
+  const notebook = useNotebook();
+  const host = useRef<HTMLDivElement>(null);
+  const viewRef = useRef<EditorView | null>(null);
+  const lang = useRef(new Compartment());
+  const kindRef = useRef(kind);
+  kindRef.current = kind;
+
+  // Layout effect: the editor exists in the same frame as its cell, so the mount scheduler's
+  // time budget counts the real cost and the cell never flashes empty.
+  useLayoutEffect(() => {
+    const { awareness } = session;
+    // Empty tracked set: yCollab adds its own binding origin, and only that is undoable here.
+    const undoManager = new Y.UndoManager(ytext, { trackedOrigins: new Set() });
+    const view = new EditorView({
+      parent: host.current!,
+      state: EditorState.create({
+        doc: ytext.toString(),
+        extensions: [
+          lineNumbers(),
+          drawSelection(),
+          dropCursor(),
+          highlightActiveLine(),
+          indentOnInput(),
+          bracketMatching(),
+          syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+          lang.current.of(language(kindRef.current)),
+          keymap.of([...yUndoManagerKeymap, ...defaultKeymap, indentWithTab]),
+          EditorState.readOnly.of(readOnly),
+          EditorView.editable.of(!readOnly),
+          EditorView.contentAttributes.of({ 'aria-label': kind === 'sql' ? 'SQL cell' : 'Code cell' }),
+          yCollab(ytext, awareness, { undoManager }),
+          EditorView.domEventHandlers({
+            focus: () => {
+              setFocus(awareness, { panel: 'notebook', cellId });
+            },
+            blur: () => {
+              clearCodeCaret(awareness, ytext);
+            },
+          }),
+          theme,
+        ],
+      }),
+    });
+    viewRef.current = view;
+    const unregister = notebook.registerEditor(cellId, { focus: () => view.focus() });
+    return () => {
+      unregister();
+      clearCodeCaret(awareness, ytext);
+      view.destroy();
+      undoManager.destroy();
+      viewRef.current = null;
+    };
+    // `kind` is applied through the compartment below; recreating would lose focus and history.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [ytext, readOnly, session, notebook, cellId]);
+
+  useEffect(() => {
+    viewRef.current?.dispatch({ effects: lang.current.reconfigure(language(kind)) });
+  }, [kind]);
+
+  return <div className="code-editor" ref={host} />;
+}

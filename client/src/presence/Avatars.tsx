@@ -1,0 +1,33 @@
+/**
+ * Who is in the workspace: one avatar per person (several tabs of one person show once), the
+ * local user first and outlined.
+ */
+import type { Awareness } from 'y-protocols/awareness';
+import { usePeers } from '../collab/presenceIndex.ts';
+import { initials } from './initials.ts';
+
+export function Avatars({ awareness }: { awareness: Awareness }) {
+  const peers = usePeers(awareness);
+  const seen = new Set<string>();
+  const people = peers.filter((p) => {
+    if (seen.has(p.user.id)) return false;
+    seen.add(p.user.id);
+    return true;
+  });
+  return (
+    <div className="avatars" aria-label={`${people.length} here`}>
+      {people.map((p) => (
+        <span
+          key={p.user.id}
+          className={`avatar${p.self ? ' is-self' : ''}${p.user.role === 'viewer' ? ' is-viewer' : ''}`}
+          data-testid="avatar"
+          data-self={p.self ? 'true' : undefined}
+          title={p.user.name}
+          style={{ backgroundColor: p.user.color }}
+        >
+          {initials(p.user.name)}
+        </span>
+      ))}
+    </div>
+  );
+}

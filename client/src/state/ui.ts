@@ -1,0 +1,48 @@
+/**
+ * Local UI state of the workspace page (never shared): panel sizes and which popovers are open.
+ * Panel sizes persist in localStorage so the layout survives reloads.
+ */
+import { create } from 'zustand';
+import { persist } from 'zustand/middleware';
+
+export const PANEL_LIMITS = {
+  chat: { min: 240, max: 640 },
+  viewer: { min: 200, max: 1200 },
+} as const;
+
+const clamp = (v: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, v));
+
+interface UiState {
+  chatWidth: number;
+  viewerWidth: number;
+  viewerCollapsed: boolean;
+  helpOpen: boolean;
+  shareOpen: boolean;
+  setChatWidth(w: number): void;
+  setViewerWidth(w: number): void;
+  toggleViewer(): void;
+  setHelpOpen(open: boolean): void;
+  setShareOpen(open: boolean): void;
+}
+
+export const useUi = create<UiState>()(
+  persist(
+    (set) => ({
+      chatWidth: 340,
+      viewerWidth: 380,
+      viewerCollapsed: false,
+      helpOpen: false,
+      shareOpen: false,
+      setChatWidth: (w) => set({ chatWidth: clamp(Math.round(w), PANEL_LIMITS.chat.min, PANEL_LIMITS.chat.max) }),
+      setViewerWidth: (w) => set({ viewerWidth: clamp(Math.round(w), PANEL_LIMITS.viewer.min, PANEL_LIMITS.viewer.max) }),
+      toggleViewer: () => set((s) => ({ viewerCollapsed: !s.viewerCollapsed })),
+      setHelpOpen: (helpOpen) => set({ helpOpen }),
+      setShareOpen: (shareOpen) => set({ shareOpen }),
+    }),
+    {
+      name: 'plexus.ui',
+      // Popovers start closed on every load; only the layout persists.
+      partialize: (s) => ({ chatWidth: s.chatWidth, viewerWidth: s.viewerWidth, viewerCollapsed: s.viewerCollapsed }),
+    },
+  ),
+);

@@ -1,0 +1,78 @@
+/** Owner-only Share button: creates an edit or view link and copies it to the clipboard. */
+import { useState } from 'react';
+import { shareWorkspace, type ShareLink } from '../api/workspaces.ts';
+import { ApiError } from '../api/http.ts';
+import { useUi } from '../state/ui.ts';
+import { Popover } from '../ui/Popover.tsx';
+
+async function copy(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // Clipboard API refused (insecure origin, no permission): the link stays selectable.
+    return false;
+  }
+}
+
+export function ShareMenu({ workspaceId, token }: { workspaceId: string; token: string }) {
+  const open = useUi((s) => s.shareOpen);
+  const setOpen = useUi((s) => s.setShareOpen);
+  const [busy, setBusy] = useState(false);
+  const [link, setLink] = useState<ShareLink | null>(null);
+  const [copied, setCopied] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const create = async (role: 'editor' | 'viewer') => {
+    setBusy(true);
+    setError(null);
+    setCopied(false);
+    try {
+      const l = await shareWorkspace(token, workspaceId, role);
+      setLink(l);
+      setCopied(await copy(l.url));
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : String(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div className="popover-anchor">
+      <button className="btn btn-primary" data-testid="share" onClick={() => setOpen(!open)} aria-expanded={open}>
+        Share
+      </button>
+      <Popover open={open} onClose={() => setOpen(false)} label="Share this workspace" className="share-popover" testId="share-popover">
+        <h3>Share this workspace</h3>
+        <p className="muted">Anyone with a link can open the workspace with the link’s role.</p>
+        <div className="row gap">
+          <button className="btn" data-testid="share-edit" disabled={busy} onClick={() => create('editor')}>
+            Create edit link
+          </button>
+          <button className="btn" data-testid="share-view" disabled={busy} onClick={() => create('viewer')}>
+            Create view-only link
+          </button>
+        </div>
+        {link && (
+          <div className="share-result">
+            <label className="muted" htmlFor="share-url">
+              {link.role === 'editor' ? 'Edit link' : 'View-only link'}
+              {link.expires ? `, valid until ${new Date(link.expires * (link.expires < 1e12 ? 1000 : 1)).toLocaleDateString()}` : ''}
+            </label>
+            <div className="row gap">
+              <input id="share-url" data-testid="share-url" readOnly value={link.url} onFocus={(e) => e.currentTarget.select()} />
+              <button className="btn" onClick={async () => setCopied(await copy(link.url))}>
+                Copy
+              </button>
+            </div>
+            <p className="muted" role="status">
+              {copied ? 'Copied to the clipboard.' : 'Select the link and copy it.'}
+            </p>
+          </div>
+        )}
+        {error && <p className="form-error">{error}</p>}
+      </Popover>
+    </div>
+  );
+}

@@ -1,0 +1,97 @@
+/**
+ * `/w/:id`: asks the server for the workspace (its `epoch` and our `role`), then opens one
+ * session (Y.Doc + IndexedDB + Hocuspocus provider) for it.
+ */
+import { useEffect, useState } from 'react';
+import type { Role } from '@plexus/shared';
+import { ApiError } from '../api/http.ts';
+import { forgetToken, linkTokenProblem, tokenFor } from '../api/tokens.ts';
+import { getWorkspace, type Workspace } from '../api/workspaces.ts';
+import { navigate } from '../app/router.ts';
+import { SessionContext } from '../collab/context.tsx';
+import { WorkspaceSession } from '../collab/session.ts';
+import { useLocalUser } from '../state/user.ts';
+import { CenteredPage } from '../ui/CenteredPage.tsx';
+import { NoAccessPage } from '../ui/NoAccessPage.tsx';
+import { WorkspaceLayout } from './WorkspaceLayout.tsx';
+
+declare global {
+  interface Window {
+    /** Read-only handles for Playwright tests. */
+    __plexus?: { doc: unknown; provider: unknown; awareness: unknown; role: Role; session: WorkspaceSession };
+  }
+}
+
+type Load = { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ok'; workspace: Workspace; role: Role };
+
+export function WorkspacePage({ id }: { id: string }) {
+  const token = tokenFor(id);
+  const [load, setLoad] = useState<Load>({ state: 'loading' });
+  const [attempt, setAttempt] = useState(0);
+
+  useEffect(() => {
+    if (!token) return;
+    const ctl = new AbortController();
+    setLoad({ state: 'loading' });
+    getWorkspace(token, id, ctl.signal).then(
+      (r) => setLoad({ state: 'ok', workspace: r.workspace, role: r.role }),
+      (e: unknown) => {
+        if (ctl.signal.aborted) return;
+        const err = e instanceof ApiError ? e : new ApiError(0, 'unknown', String(e));
+        if (err.isAuth) forgetToken(token);
+        setLoad({ state: 'error', error: err });
+      },
+    );
+    return () => ctl.abort();
+  }, [id, token, attempt]);
+
+  if (!token) return <NoAccessPage reason={linkTokenProblem()} />;
+  if (load.state === 'loading') return <CenteredPage title="Opening workspace…" testId="workspace-loading" />;
+  if (load.state === 'error') {
+    const e = load.error;
+    if (e.isAuth) return <NoAccessPage reason={`The server refused your access token: ${e.message}`} />;
+    return (
+      <CenteredPage title={e.status === 404 ? 'Workspace not found' : 'Could not open this workspace'} testId="workspace-error">
+        <p className="notice notice-error">{e.message}</p>
+        <div className="row gap">
+          <button className="btn" onClick={() => setAttempt((a) => a + 1)}>
+            Try again
+          </button>
+          <button className="btn" onClick={() => navigate('/')}>
+            All workspaces
+          </button>
+        </div>
+      </CenteredPage>
+    );
+  }
+  return <SessionView key={`${load.workspace.id}:${load.workspace.epoch}`} workspace={load.workspace} role={load.role} token={token} />;
+}
+
+function SessionView({ workspace, role, token }: { workspace: Workspace; role: Role; token: string }) {
+  const [session, setSession] = useState<WorkspaceSession | null>(null);
+  const user = useLocalUser((s) => s.user);
+
+  // Created in an effect, never in render/useMemo: StrictMode mounts twice and must get two
+  // independent sessions, the first one fully destroyed.
+  useEffect(() => {
+    const s = new WorkspaceSession(workspace, role, token, useLocalUser.getState().user);
+    setSession(s);
+    window.__plexus = { doc: s.doc, provider: s.provider, awareness: s.awareness, role, session: s };
+    return () => {
+      if (window.__plexus?.session === s) delete window.__plexus;
+      s.destroy();
+    };
+  }, [workspace, role, token]);
+
+  // A rename of the local user reaches the others through presence.
+  useEffect(() => {
+    session?.setUser(user);
+  }, [session, user]);
+
+  if (!session) return null;
+  return (
+    <SessionContext.Provider value={session}>
+      <WorkspaceLayout token={token} />
+    </SessionContext.Provider>
+  );
+}
