@@ -9,7 +9,8 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { Hocuspocus } from '@hocuspocus/server';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { CloseCodes, HOCUSPOCUS_PATH, YWS_PATH_PREFIX } from '@plexus/shared';
+import { randomUUID } from 'node:crypto';
+import { CloseCodes, HOCUSPOCUS_PATH, YWS_PATH_PREFIX, type Role } from '@plexus/shared';
 import type { ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { TokenSigner, loadOrCreateSecret } from './auth/tokens.ts';
@@ -73,7 +74,7 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
     // Storage is our write-ahead log, not Hocuspocus' debounced store: unload as soon as possible.
     debounce: 0,
     unloadImmediately: true,
-    extensions: [new AccessControl(signer, store, guard, log), persistence],
+    extensions: [new AccessControl(signer, store, log), persistence],
   });
   const workspaces = new Workspaces(store, hocuspocus, persistence);
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
@@ -109,20 +110,42 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
 
   const serveHocuspocus = (ws: WebSocket, req: IncomingMessage) => {
     const conn = hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, toRequest(req));
+    // Identity per socket for the awareness checks: one owner key, and the role of the token each
+    // document was authenticated with (Hocuspocus itself refuses bad tokens).
+    const ownerKey = `hp:${randomUUID()}`;
+    const roles = new Map<string, Role>();
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       const frame = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
       try {
         if (!isBinary) throw new ProtocolError(CloseCodes.MalformedMessage, 'text frames are not part of the protocol');
-        validateHocuspocusFrame(frame);
+        const f = validateHocuspocusFrame(frame);
+        if (f.token !== undefined) {
+          try {
+            roles.set(f.documentName, signer.verify(f.token).role);
+          } catch {
+            roles.delete(f.documentName);
+          }
+        }
+        if (f.awareness) {
+          const role = roles.get(f.documentName);
+          // Not (or not validly) authenticated for this document: Hocuspocus would queue the frame
+          // and apply it unchecked after authentication, or refuse the document; drop it instead.
+          if (!role) return;
+          const live = hocuspocus.documents.get(f.documentName);
+          guard.check(f.documentName, { ownerKey, role }, f.awareness, (id) => live?.awareness.meta.get(id)?.clock);
+        }
       } catch (e) {
         const err = e as ProtocolError;
-        log.warn('malformed frame; connection closed', { code: err.code, detail: err.message, protocol: 'hocuspocus' });
+        log.warn('frame refused; connection closed', { code: err.code, reason: err.reason, detail: err.message, protocol: 'hocuspocus' });
         ws.close(err.code, err.reason);
         return;
       }
       conn.handleMessage(frame);
     });
-    ws.on('close', (code: number, reason: Buffer) => conn.handleClose({ code, reason: reason.toString() }));
+    ws.on('close', (code: number, reason: Buffer) => {
+      for (const doc of roles.keys()) guard.release(doc, ownerKey);
+      conn.handleClose({ code, reason: reason.toString() });
+    });
     ws.on('error', (e) => log.warn('websocket error', { err: e }));
   };
 

@@ -1,16 +1,15 @@
 /**
  * Access control as a Hocuspocus extension: verifies the signed token of every connection
  * (workspace, role, expiry), refuses clients holding local state of another document epoch, makes
- * viewer connections read-only on the server and checks every awareness update (no spoofing).
+ * viewer connections read-only on the server. (Awareness ownership is checked per frame in app.ts.)
  * Effects: reads the workspace registry.
  */
-import type { Extension, onAuthenticatePayload, beforeHandleAwarenessPayload, onDisconnectPayload } from '@hocuspocus/server';
+import type { Extension, onAuthenticatePayload, beforeHandleAwarenessPayload } from '@hocuspocus/server';
 import { CloseCodes, canWrite, type TokenClaims } from '@plexus/shared';
 import type { TokenSigner } from '../auth/tokens.ts';
 import { TokenError, grantsWorkspace } from '../auth/tokens.ts';
 import type { WorkspaceStore } from '../store/workspace-store.ts';
 import { ProtocolError } from './errors.ts';
-import type { AwarenessGuard } from './awareness-guard.ts';
 import type { Logger } from '../log.ts';
 
 /** What a connection carries after authentication. */
@@ -41,7 +40,6 @@ export class AccessControl implements Extension {
   constructor(
     private readonly signer: TokenSigner,
     private readonly store: WorkspaceStore,
-    private readonly guard: AwarenessGuard,
     private readonly log: Logger,
   ) {}
 
@@ -57,19 +55,12 @@ export class AccessControl implements Extension {
     }
   }
 
-  async beforeHandleAwareness({ documentName, connection, states, context }: beforeHandleAwarenessPayload): Promise<void> {
-    if (!connection) return; // server-side awareness changes
-    const claims = (context as ConnectionContext | undefined)?.claims;
-    if (!claims) throw new ProtocolError(CloseCodes.Unauthorized, 'no identity');
-    // Hocuspocus decodes the update into a scratch Awareness, which always adds its own entry with
-    // state {} under a random client id. Empty states carry no presence: drop them all (they are
-    // then not relayed either) so that entry is never counted as one of this connection's ids.
+  /**
+   * Ownership and role checks run on the raw frame (they need the clocks, see app.ts). Here only:
+   * Hocuspocus decodes each awareness update into a scratch Awareness that adds an entry of its
+   * own (state {} under a random client id); drop empty states so that ghost is never relayed.
+   */
+  async beforeHandleAwareness({ states }: beforeHandleAwarenessPayload): Promise<void> {
     for (const [id, st] of [...states]) if (st && typeof st === 'object' && Object.keys(st).length === 0) states.delete(id);
-    const entries = [...states].map(([clientId, state]) => ({ clientId, state: (state as Record<string, unknown>) ?? null }));
-    this.guard.check(documentName, { ownerKey: connection.socketId, role: claims.role }, entries);
-  }
-
-  async onDisconnect({ documentName, socketId }: onDisconnectPayload): Promise<void> {
-    this.guard.release(documentName, socketId);
   }
 }

@@ -2,7 +2,10 @@
  * Presence checks shared by both protocols: a connection may only set awareness entries for
  * client ids it introduced (no one can overwrite or remove someone else's presence), its
  * `user.role` must be the role of its token, and only service connections may present themselves
- * as an agent or service. Effects: keeps an in-memory ownership table per document.
+ * as an agent or service. Stock clients (y-websocket's provider, Hocuspocus' provider) relay every
+ * awareness change they receive back to the server, so an entry of someone else's id that is not
+ * newer than what the server holds is an echo, ignored; a newer one (or a removal at the current
+ * clock) is a spoof. Effects: keeps an in-memory ownership table per document.
  */
 import { CloseCodes, type Role } from '@plexus/shared';
 import { ProtocolError } from './errors.ts';
@@ -29,14 +32,24 @@ export class AwarenessGuard {
    * Checks a batch of awareness entries from one connection and records ownership of accepted ids.
    * Throws ProtocolError(PresenceSpoof) for any violation; nothing is recorded then.
    */
-  check(doc: string, who: PeerIdentity, entries: Iterable<{ clientId: number; state: Record<string, unknown> | null }>): void {
+  check(
+    doc: string,
+    who: PeerIdentity,
+    entries: Iterable<{ clientId: number; clock: number; state: Record<string, unknown> | null }>,
+    currentClock: (clientId: number) => number | undefined,
+  ): void {
     const table = this.table(doc);
-    const list = [...entries];
-    for (const { clientId, state } of list) {
-      const owner = table.get(clientId);
+    const list = [];
+    for (const e of entries) {
+      const owner = table.get(e.clientId);
       if (owner !== undefined && owner !== who.ownerKey) {
-        throw new ProtocolError(CloseCodes.PresenceSpoof, `client id ${clientId} belongs to another connection`);
+        const current = currentClock(e.clientId);
+        if (current !== undefined && (e.clock < current || (e.clock === current && e.state !== null))) continue; // an echo
+        throw new ProtocolError(CloseCodes.PresenceSpoof, `client id ${e.clientId} belongs to another connection`);
       }
+      list.push(e);
+    }
+    for (const { state } of list) {
       if (state && 'user' in state && state.user !== undefined) {
         const user = state.user as Record<string, unknown> | null;
         if (!user || typeof user !== 'object') throw new ProtocolError(CloseCodes.PresenceSpoof, 'user must be an object');

@@ -93,23 +93,33 @@ export function readSyncPayload(d: decoding.Decoder): SyncPayload {
  * Validates one Hocuspocus frame (document address, type, body). Returns the document name it is
  * addressed to. Throws ProtocolError for anything malformed.
  */
-export function validateHocuspocusFrame(frame: Uint8Array): { documentName: string; type: number } {
+export interface HocuspocusFrame {
+  documentName: string;
+  type: number;
+  /** Auth frames: the token presented. */
+  token?: string;
+  /** Awareness frames: the decoded entries. */
+  awareness?: AwarenessEntry[];
+}
+
+export function validateHocuspocusFrame(frame: Uint8Array): HocuspocusFrame {
   try {
     const d = decoding.createDecoder(frame);
     const address = decoding.readVarString(d);
     const sep = address.indexOf('\0');
     const documentName = sep === -1 ? address : address.slice(0, sep);
     const type = decoding.readVarUint(d);
+    const out: HocuspocusFrame = { documentName, type };
     switch (type) {
       case HP.Sync:
       case HP.SyncReply:
         readSyncPayload(d);
         break;
       case HP.Awareness:
-        decodeAwarenessUpdate(decoding.readVarUint8Array(d));
+        out.awareness = decodeAwarenessUpdate(decoding.readVarUint8Array(d));
         break;
       case HP.Auth:
-        decoding.readVarUint(d);
+        if (decoding.readVarUint(d) === 0) out.token = decoding.readVarString(d);
         break;
       case HP.Stateless:
         decoding.readVarString(d);
@@ -123,7 +133,7 @@ export function validateHocuspocusFrame(frame: Uint8Array): { documentName: stri
       default:
         throw new ProtocolError(CloseCodes.MalformedMessage, `message type ${type} is not accepted from clients`);
     }
-    return { documentName, type };
+    return out;
   } catch (e) {
     if (e instanceof ProtocolError) throw e;
     throw new ProtocolError(CloseCodes.MalformedMessage, (e as Error).message);

@@ -180,7 +180,7 @@ export class YwsBridge {
           }
         })();
         const entries = decodeAwarenessUpdate(update);
-        this.guard.check(doc.name, { ownerKey: origin.ownerKey, role: claims.role }, entries);
+        this.guard.check(doc.name, { ownerKey: origin.ownerKey, role: claims.role }, entries, (id) => doc.awareness.meta.get(id)?.clock);
         applyAwarenessUpdate(doc.awareness, update, origin);
         return;
       }

@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+// `npm start`: builds the client when its build is missing or older than its sources, then runs
+// the server with embedded defaults (SQLite under ./data, demo workspace on first run). The
+// server prints a ready-to-open owner link. Signals are forwarded so Ctrl+C flushes cleanly.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'client/dist/index.html');
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+const sources = Math.max(newestMtime(path.join(root, 'client/src')), newestMtime(path.join(root, 'shared/src')), fs.statSync(path.join(root, 'client/index.html')).mtimeMs);
+if (!fs.existsSync(dist) || fs.statSync(dist).mtimeMs < sources) {
+  console.log('Building the client (first start or sources changed)…');
+  const r = spawnSync('npm', ['run', 'build', '-w', 'client'], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error('The client build failed; see above.');
+    process.exit(r.status ?? 1);
+  }
+}
+
+const server = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'server/src/main.ts')], { cwd: root, stdio: 'inherit', env: process.env });
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => server.kill(sig));
+server.on('exit', (code, signal) => process.exit(code ?? (signal ? 0 : 1)));
