@@ -6,8 +6,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureInstalled } from './ensure-install.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+ensureInstalled(root);
 const tmp = path.join(root, '.tmp');
 fs.mkdirSync(tmp, { recursive: true });
 const only = process.argv[2]; // optional: typecheck | vitest | e2e
@@ -38,8 +40,10 @@ if (!only || only === 'vitest') {
 if (!only || only === 'e2e') {
   const out = path.join(root, 'e2e/results.json');
   fs.rmSync(out, { force: true });
-  const build = run('npm', ['run', 'build', '-w', 'client']);
-  if (build !== 0) suites.push({ name: 'browser (playwright)', passed: 0, failed: 1, note: 'client build failed' });
+  const chromium = process.env.PLEXUS_CHROMIUM ?? '/usr/bin/chromium';
+  const build = fs.existsSync(chromium) ? run('npm', ['run', 'build', '-w', 'client']) : -1;
+  if (build === -1) suites.push({ name: 'browser (playwright)', passed: 0, failed: 1, note: `no Chromium at ${chromium}: install Debian's (apt-get install -y chromium) or set PLEXUS_CHROMIUM` });
+  else if (build !== 0) suites.push({ name: 'browser (playwright)', passed: 0, failed: 1, note: 'client build failed' });
   else {
     const status = run('npx', ['playwright', 'test', '-c', 'e2e/playwright.config.ts']);
     if (fs.existsSync(out)) {
