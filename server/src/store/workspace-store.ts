@@ -158,10 +158,8 @@ export class WorkspaceStore {
     const tx = this.db.transaction(() => {
       const snap = this.stmts.snapshot.get(ws);
       if (snap && snap.upto > upto) return 0; // a newer snapshot exists
-      const n = this.stmts.countLog.get(ws, snap?.upto ?? 0)?.n ?? 0;
       this.stmts.putSnapshot.run(ws, upto, state);
-      this.stmts.dropLogUpTo.run(ws, upto);
-      return n;
+      return this.stmts.dropLogUpTo.run(ws, upto).changes;
     });
     return tx();
   }
