@@ -64,7 +64,7 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const secret = config.secret ? Buffer.from(config.secret, 'utf8') : loadOrCreateSecret(config.dataDir);
   const signer = new TokenSigner(secret);
-  const store = new WorkspaceStore(path.join(config.dataDir, 'plexus.db'));
+  const store = new WorkspaceStore(path.join(config.dataDir, 'plexus.db'), { background: true });
   const guard = new AwarenessGuard();
   const persistence = new DurablePersistence(store, log, { compactEvery: config.compactEvery, compactIdleMs: config.compactIdleMs });
   const hocuspocus = new Hocuspocus({

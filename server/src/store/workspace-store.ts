@@ -10,6 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as Y from 'yjs';
 import { randomId } from '@plexus/shared';
+import { Worker } from 'node:worker_threads';
+import { compactFromLog, mergeInTree } from './log-compaction.mjs';
+
+export { mergeInTree };
 
 export interface WorkspaceRecord {
   id: string;
@@ -18,6 +22,13 @@ export interface WorkspaceRecord {
   updated: number;
   /** Document session id: changes whenever the stored document is created anew. */
   epoch: string;
+}
+
+/** The stored parts of a workspace, for applying without merging first. */
+export interface StoredParts {
+  snapshot: Uint8Array | null;
+  entries: Uint8Array[];
+  upto: number;
 }
 
 export interface LoadedState {
@@ -43,12 +54,14 @@ CREATE TABLE IF NOT EXISTS workspaces (
   updated INTEGER NOT NULL,
   epoch TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS updates (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+-- One row per update, clustered by (workspace, sequence): an append writes one page. Sequence
+-- numbers are per workspace and only grow (snapshots record the last one they contain).
+CREATE TABLE IF NOT EXISTS log (
   ws TEXT NOT NULL,
-  data BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS updates_ws ON updates(ws, id);
+  seq INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (ws, seq)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS snapshots (
   ws TEXT PRIMARY KEY,
   upto INTEGER NOT NULL,
@@ -57,38 +70,52 @@ CREATE TABLE IF NOT EXISTS snapshots (
 CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
-/**
- * Merges many updates into one. `Y.mergeUpdates` over a flat list is quadratic (30,000 single
- * keystrokes take ~35 s); merging groups of 32 level by level keeps a 100,000-entry log (left by
- * a crash before compaction) to well under a second.
- */
-export function mergeInTree(parts: Uint8Array[], fan = 32): Uint8Array {
-  while (parts.length > 1) {
-    const next: Uint8Array[] = [];
-    for (let i = 0; i < parts.length; i += fan) {
-      const group = parts.slice(i, i + fan);
-      next.push(group.length === 1 ? group[0]! : Y.mergeUpdates(group));
-    }
-    parts = next;
-  }
-  return parts[0]!;
-}
-
 export class WorkspaceStore {
   readonly db: Database.Database;
   private readonly stmts;
 
-  constructor(readonly file: string) {
+  private readonly nextSeq = new Map<string, number>();
+  private worker: Worker | null = null;
+  private readonly pending = new Map<string, Array<(r: { folded: number; error?: string }) => void>>();
+
+  constructor(
+    readonly file: string,
+    /** Run WAL checkpoints and log compaction on a worker thread (the server does). */
+    opts: { background?: boolean; checkpointMs?: number } = {},
+  ) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     this.db = new Database(file);
     // WAL + synchronous=NORMAL: a committed write survives a process crash (kill -9); only an OS
     // crash or power loss can lose the last transactions. Set PLEXUS_SQLITE_SYNC=FULL for that.
+    const sync = process.env.PLEXUS_SQLITE_SYNC === 'FULL' ? 'FULL' : 'NORMAL';
     this.db.pragma('journal_mode = WAL');
-    this.db.pragma(`synchronous = ${process.env.PLEXUS_SQLITE_SYNC === 'FULL' ? 'FULL' : 'NORMAL'}`);
+    this.db.pragma(`synchronous = ${sync}`);
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    this.migrateLegacyLog();
+    if (opts.background) {
+      // Checkpoints (the only fsyncs in WAL mode) move to the worker: appends never wait for one.
+      this.db.pragma('wal_autocheckpoint = 0');
+      this.worker = new Worker(new URL('./background-worker.mjs', import.meta.url), {
+        workerData: { file, sync, checkpointMs: opts.checkpointMs ?? 1000 },
+      });
+      this.worker.unref();
+      this.worker.on('message', (m: { type: string; ws?: string; folded?: number; message?: string }) => {
+        if (!m.ws) return;
+        const waiters = this.pending.get(m.ws) ?? [];
+        this.pending.delete(m.ws);
+        for (const w of waiters) w(m.type === 'compacted' ? { folded: m.folded ?? 0 } : { folded: 0, error: m.message });
+      });
+      this.worker.on('error', (e) => {
+        // Background work is an optimisation: fall back to doing it inline.
+        this.worker = null;
+        this.db.pragma('wal_autocheckpoint = 1000');
+        for (const [, ws] of this.pending) for (const w of ws) w({ folded: 0, error: e.message });
+        this.pending.clear();
+      });
+    }
     this.stmts = {
-      append: this.db.prepare<[string, Uint8Array]>('INSERT INTO updates (ws, data) VALUES (?, ?)'),
+      append: this.db.prepare<[string, number, Uint8Array]>('INSERT INTO log (ws, seq, data) VALUES (?, ?, ?)'),
       touch: this.db.prepare<[number, string]>('UPDATE workspaces SET updated = ? WHERE id = ?'),
       get: this.db.prepare<[string], WorkspaceRecord>('SELECT id, name, created, updated, epoch FROM workspaces WHERE id = ?'),
       list: this.db.prepare<[], WorkspaceRecord>('SELECT id, name, created, updated, epoch FROM workspaces ORDER BY updated DESC'),
@@ -97,20 +124,45 @@ export class WorkspaceStore {
       ),
       rename: this.db.prepare<[string, number, string]>('UPDATE workspaces SET name = ?, updated = ? WHERE id = ?'),
       snapshot: this.db.prepare<[string], { upto: number; data: Buffer }>('SELECT upto, data FROM snapshots WHERE ws = ?'),
-      logAfter: this.db.prepare<[string, number], { id: number; data: Buffer }>('SELECT id, data FROM updates WHERE ws = ? AND id > ? ORDER BY id'),
-      maxLogId: this.db.prepare<[string], { m: number | null }>('SELECT MAX(id) AS m FROM updates WHERE ws = ?'),
+      logAfter: this.db.prepare<[string, number], { seq: number; data: Buffer }>('SELECT seq, data FROM log WHERE ws = ? AND seq > ? ORDER BY seq'),
+      maxSeq: this.db.prepare<[string], { m: number | null }>('SELECT MAX(seq) AS m FROM log WHERE ws = ?'),
       putSnapshot: this.db.prepare<[string, number, Uint8Array]>(
         'INSERT INTO snapshots (ws, upto, data) VALUES (?, ?, ?) ON CONFLICT(ws) DO UPDATE SET upto = excluded.upto, data = excluded.data',
       ),
-      dropLogUpTo: this.db.prepare<[string, number]>('DELETE FROM updates WHERE ws = ? AND id <= ?'),
-      countLog: this.db.prepare<[string, number], { n: number }>('SELECT COUNT(*) AS n FROM updates WHERE ws = ? AND id > ?'),
+      dropLogUpTo: this.db.prepare<[string, number]>('DELETE FROM log WHERE ws = ? AND seq <= ?'),
+      countLog: this.db.prepare<[string, number], { n: number }>('SELECT COUNT(*) AS n FROM log WHERE ws = ? AND seq > ?'),
     };
+  }
+
+  /** Databases written before the log table existed kept an `updates` table: move its rows. */
+  private migrateLegacyLog(): void {
+    const legacy = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'updates'").get();
+    if (!legacy) return;
+    this.db.transaction(() => {
+      this.db.exec('INSERT OR IGNORE INTO log (ws, seq, data) SELECT ws, id, data FROM updates; DROP TABLE updates;');
+    })();
+  }
+
+  private seqFor(ws: string): number {
+    let next = this.nextSeq.get(ws);
+    if (next === undefined) {
+      const snap = this.stmts.snapshot.get(ws);
+      next = Math.max(snap?.upto ?? 0, this.stmts.maxSeq.get(ws)?.m ?? 0) + 1;
+    }
+    this.nextSeq.set(ws, next + 1);
+    return next;
   }
 
   /** Appends one update to a workspace's log. Synchronous: when it returns, the update is durable. */
   append(ws: string, update: Uint8Array): number {
-    const info = this.stmts.append.run(ws, update);
-    return Number(info.lastInsertRowid);
+    const seq = this.seqFor(ws);
+    try {
+      this.stmts.append.run(ws, seq, update);
+    } catch (e) {
+      this.nextSeq.delete(ws); // re-read from the database next time
+      throw e;
+    }
+    return seq;
   }
 
   /** Marks a workspace as modified now (for the list's ordering). */
@@ -118,33 +170,47 @@ export class WorkspaceStore {
     this.stmts.touch.run(when, ws);
   }
 
-  /** Reads snapshot + log of a workspace as one merged update. */
-  load(ws: string): LoadedState {
+  /** Reads the snapshot and the log entries on top of it, unmerged. */
+  loadParts(ws: string): StoredParts {
     if (!this.stmts.get.get(ws)) throw new WorkspaceNotFoundError(ws);
     const snap = this.stmts.snapshot.get(ws);
     const rows = this.stmts.logAfter.all(ws, snap?.upto ?? 0);
-    const parts: Uint8Array[] = [];
-    if (snap) parts.push(new Uint8Array(snap.data));
-    for (const r of rows) parts.push(new Uint8Array(r.data));
-    const upto = rows.length ? rows[rows.length - 1]!.id : (snap?.upto ?? 0);
+    return {
+      snapshot: snap ? new Uint8Array(snap.data) : null,
+      entries: rows.map((r) => new Uint8Array(r.data)),
+      upto: rows.length ? rows[rows.length - 1]!.seq : (snap?.upto ?? 0),
+    };
+  }
+
+  /** Reads snapshot + log of a workspace as one merged update. */
+  load(ws: string): LoadedState {
+    const { snapshot, entries, upto } = this.loadParts(ws);
+    const parts = snapshot ? [snapshot, ...entries] : entries;
     if (parts.length === 0) return { update: null, logEntries: 0, upto };
-    if (parts.length === 1) return { update: parts[0]!, logEntries: rows.length, upto };
+    if (parts.length === 1) return { update: parts[0]!, logEntries: entries.length, upto };
     try {
-      return { update: mergeInTree(parts), logEntries: rows.length, upto };
+      return { update: mergeInTree(parts), logEntries: entries.length, upto };
     } catch {
-      // Only disk corruption gets here (every entry was validated before it was logged): keep
-      // every entry that still decodes rather than refusing the whole workspace.
-      const good = parts.filter((p) => {
-        try {
-          Y.decodeUpdate(p);
-          return true;
-        } catch {
-          return false;
-        }
-      });
-      this.corruptEntriesSkipped += parts.length - good.length;
-      return { update: good.length ? mergeInTree(good) : null, logEntries: rows.length, upto };
+      const good = this.decodable(parts);
+      return { update: mergeInTree(good), logEntries: entries.length, upto };
     }
+  }
+
+  /**
+   * Keeps the parts that still decode. Only disk corruption makes one fail (every entry was
+   * validated before it was logged): skip it rather than refuse the whole workspace.
+   */
+  decodable(parts: Uint8Array[]): Uint8Array[] {
+    const good = parts.filter((p) => {
+      try {
+        Y.decodeUpdate(p);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    this.corruptEntriesSkipped += parts.length - good.length;
+    return good;
   }
 
   /** Log entries skipped at load because they no longer decode (disk corruption). */
@@ -164,9 +230,29 @@ export class WorkspaceStore {
     return tx();
   }
 
-  /** Highest log id of a workspace (0 when the log is empty). */
+  /** Highest sequence number of a workspace's log (0 when it is empty). */
   maxLogId(ws: string): number {
-    return this.stmts.maxLogId.get(ws)?.m ?? 0;
+    return this.stmts.maxSeq.get(ws)?.m ?? 0;
+  }
+
+  /** Folds the log into the snapshot from stored data, on this thread. */
+  compactLog(ws: string): number {
+    return compactFromLog(this.db, ws);
+  }
+
+  /**
+   * Folds the log into the snapshot on the background worker (or inline without one). Resolves
+   * with the number of entries folded; rejects when storage failed.
+   */
+  compactInBackground(ws: string): Promise<number> {
+    if (!this.worker) return Promise.resolve().then(() => this.compactLog(ws));
+    return new Promise((resolve, reject) => {
+      const waiters = this.pending.get(ws);
+      const done = (r: { folded: number; error?: string }) => (r.error ? reject(new Error(r.error)) : resolve(r.folded));
+      if (waiters) return void waiters.push(done); // one request per workspace in flight
+      this.pending.set(ws, [done]);
+      this.worker!.postMessage({ type: 'compact', ws });
+    });
   }
 
   /** Log entries on top of the snapshot. */
@@ -200,15 +286,23 @@ export class WorkspaceStore {
 
   /** Deletes a workspace with its log and snapshot. */
   delete(id: string): boolean {
+    this.nextSeq.delete(id);
     return this.db.transaction(() => {
       const n = this.db.prepare('DELETE FROM workspaces WHERE id = ?').run(id).changes;
-      this.db.prepare('DELETE FROM updates WHERE ws = ?').run(id);
+      this.db.prepare('DELETE FROM log WHERE ws = ?').run(id);
       this.db.prepare('DELETE FROM snapshots WHERE ws = ?').run(id);
       return n > 0;
     })();
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (this.worker) {
+      this.worker.postMessage({ type: 'stop' });
+      this.worker = null;
+    }
+    if (this.db.open) {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      this.db.close();
+    }
   }
 }

@@ -109,7 +109,7 @@ describe('durability under SIGKILL', () => {
     // After a clean stop the log is empty: everything sits in the snapshot.
     const Database = (await import('better-sqlite3')).default;
     const db = new Database(`${dataDir}/plexus.db`, { readonly: true });
-    expect((db.prepare('SELECT COUNT(*) AS n FROM updates WHERE ws = ?').get(ws) as { n: number }).n).toBe(0);
+    expect((db.prepare('SELECT COUNT(*) AS n FROM log WHERE ws = ?').get(ws) as { n: number }).n).toBe(0);
     db.close();
     s = await startChildServer(dataDir);
     const r = hocuspocusClient(s.url, ws, s.ownerToken);

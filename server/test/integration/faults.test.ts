@@ -85,8 +85,8 @@ describe('storage faults', () => {
     w.destroy();
     await waitFor(() => !s.hocuspocus.documents.has(id), { message: 'unloaded' });
     // Make the store fail on read (e.g. an I/O error), then connect.
-    const realLoad = s.store.load.bind(s.store);
-    s.store.load = () => {
+    const realLoad = s.store.loadParts.bind(s.store);
+    s.store.loadParts = () => {
       throw new Error('SQLITE_IOERR: disk I/O error');
     };
     const snapshotBefore = s.store.db.prepare('SELECT data FROM snapshots WHERE ws = ?').get(id) as { data: Buffer };
@@ -99,7 +99,7 @@ describe('storage faults', () => {
     const snapshotAfter = s.store.db.prepare('SELECT data FROM snapshots WHERE ws = ?').get(id) as { data: Buffer };
     expect(snapshotAfter.data.equals(snapshotBefore.data)).toBe(true);
     expect(s.store.logLength(id)).toBe(logBefore);
-    s.store.load = realLoad;
+    s.store.loadParts = realLoad;
     const ok = client(s.url, id, s.ownerToken);
     await ok.synced;
     expect(listCells(ok.doc).map(cellSource)).toContain('precious');

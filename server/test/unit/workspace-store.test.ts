@@ -40,7 +40,7 @@ describe('WorkspaceStore', () => {
   it('mergeInTree equals a flat merge', () => {
     const { updates } = keystrokes(2000);
     const a = new Y.Doc();
-    Y.applyUpdate(a, mergeInTree(updates));
+    Y.applyUpdate(a, mergeInTree(updates)!);
     const b = new Y.Doc();
     Y.applyUpdate(b, Y.mergeUpdates(updates));
     expect(a.getText('t').toString()).toBe(b.getText('t').toString());
@@ -51,7 +51,7 @@ describe('WorkspaceStore', () => {
     s.create({ id: 'w', name: 'W', state: Y.encodeStateAsUpdate(new Y.Doc()) });
     const { updates } = keystrokes(10);
     updates.forEach((u) => s.append('w', u));
-    s.db.prepare('UPDATE updates SET data = ? WHERE id = (SELECT MAX(id) FROM updates)').run(Buffer.from([1, 2, 3, 255, 255]));
+    s.db.prepare('UPDATE log SET data = ? WHERE seq = (SELECT MAX(seq) FROM log)').run(Buffer.from([1, 2, 3, 255, 255]));
     const d = new Y.Doc();
     Y.applyUpdate(d, s.load('w').update!);
     expect(d.getText('t').length).toBe(9);
@@ -65,7 +65,7 @@ describe('WorkspaceStore', () => {
     s.append('w', keystrokes(3).updates[0]!);
     expect(s.delete('w')).toBe(true);
     expect(s.list()).toEqual([]);
-    expect((s.db.prepare('SELECT COUNT(*) AS n FROM updates').get() as { n: number }).n).toBe(0);
+    expect((s.db.prepare('SELECT COUNT(*) AS n FROM log').get() as { n: number }).n).toBe(0);
     expect((s.db.prepare('SELECT COUNT(*) AS n FROM snapshots').get() as { n: number }).n).toBe(0);
   });
 });

@@ -1,0 +1,41 @@
+// Background work on the SQLite store, off the server's event loop: WAL checkpoints (the main
+// connection has automatic checkpoints off, so no keystroke append ever waits for an fsync) and
+// log compaction on request. Plain JavaScript so it loads without a TypeScript loader.
+// Messages in: { type: 'compact', ws } · { type: 'checkpoint' } · { type: 'stop' }.
+// Messages out: { type: 'compacted', ws, folded, ms } · { type: 'error', ws?, message }.
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { compactFromLog } from './log-compaction.mjs';
+
+const db = new Database(workerData.file);
+db.pragma('journal_mode = WAL');
+db.pragma(`synchronous = ${workerData.sync}`);
+db.pragma('busy_timeout = 5000');
+
+const checkpoint = () => {
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch (e) {
+    parentPort.postMessage({ type: 'error', message: `checkpoint: ${e.message}` });
+  }
+};
+const timer = setInterval(checkpoint, workerData.checkpointMs);
+
+parentPort.on('message', (msg) => {
+  if (msg.type === 'compact') {
+    const started = performance.now();
+    try {
+      const folded = compactFromLog(db, msg.ws);
+      parentPort.postMessage({ type: 'compacted', ws: msg.ws, folded, ms: performance.now() - started });
+    } catch (e) {
+      parentPort.postMessage({ type: 'error', ws: msg.ws, message: e.message });
+    }
+  } else if (msg.type === 'checkpoint') {
+    checkpoint();
+  } else if (msg.type === 'stop') {
+    clearInterval(timer);
+    checkpoint();
+    db.close();
+    parentPort.close();
+  }
+});
