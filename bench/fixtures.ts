@@ -1,0 +1,89 @@
+/**
+ * Benchmark workspace content, written with the shared document helpers: a notebook of `cells`
+ * code cells of `lines` lines each with a small `outputs` Y.Map per cell (optionally every n-th
+ * cell markdown with inline formatting instead), and a generator of realistic single-keystroke
+ * updates. Deterministic apart from ids.
+ */
+import * as Y from 'yjs';
+import { KERNEL_ORIGIN, cellText, createCell, insertCellText, listCells, serverOrigin, userOrigin } from '@plexus/shared';
+
+/** Small deterministic PRNG (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function codeLines(i: number, lines: number): string {
+  const out: string[] = [];
+  for (let l = 0; l < lines; l++) out.push(l % 5 === 4 ? `}` : `  const v${l} = rows.filter((r) => r.t > ${(i + l) % 97});`);
+  return out.join('\n');
+}
+
+function markdownLines(i: number, lines: number): string {
+  const out = [`## Section ${i}`];
+  for (let l = 1; l < lines; l++) out.push(l % 4 === 0 ? `- item ${l}: **bold** and \`code\`` : `Line ${l} of cell ${i} describes the *analysis* step.`);
+  return out.join('\n');
+}
+
+/**
+ * Fills a workspace document with a notebook (use as `workspaces.create({ fill })`). With
+ * `markdownEvery` = n, every n-th cell is a markdown cell (headings, lists, italics) instead.
+ */
+export function fillNotebook(doc: Y.Doc, cells = 1000, lines = 20, markdownEvery = 0): void {
+  const origin = serverOrigin('bench-fill');
+  for (let i = 0; i < cells; i++) {
+    const markdown = markdownEvery > 0 && i % markdownEvery === 0;
+    const id = createCell(doc, { kind: markdown ? 'markdown' : 'code', author: 'bench', source: markdown ? markdownLines(i, lines) : codeLines(i, lines) }, origin);
+    if (markdown) continue;
+    // A small output per code cell, as the kernel writes it.
+    doc.transact(() => {
+      const cell = (doc.getMap('cells').get(id) as Y.Map<unknown>)!;
+      const outputs = new Y.Map<unknown>();
+      outputs.set('status', 'ok');
+      outputs.set('executionCount', i);
+      outputs.set('text', `Out[${i}]: Array(${(i * 37) % 500}) [${i}, ${i + 1}, ${i + 2}, …]`);
+      cell.set('outputs', outputs);
+    }, KERNEL_ORIGIN);
+  }
+}
+
+/**
+ * Replays `count` keystrokes on a copy of `state` and returns one Yjs update per keystroke (what a
+ * client sends while typing): bursts of ~200 keystrokes at a random place of a random code cell,
+ * about 8% of them backspaces.
+ */
+export function keystrokeUpdates(state: Uint8Array, count: number, seed = 42, clientID?: number): Uint8Array[] {
+  const doc = new Y.Doc();
+  if (clientID !== undefined) doc.clientID = clientID;
+  Y.applyUpdate(doc, state);
+  const code = listCells(doc).filter((c) => c.kind === 'code');
+  const updates: Uint8Array[] = [];
+  doc.on('update', (u: Uint8Array) => updates.push(u));
+  const rand = rng(seed);
+  const origin = userOrigin('bench-typist', 'Typist');
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz (){};=.+-*/0123456789\n';
+  let cell = code[0]!;
+  let pos = 0;
+  for (let k = 0; k < count; k++) {
+    if (k % 200 === 0) {
+      cell = code[Math.floor(rand() * code.length)]!;
+      pos = Math.floor(rand() * (cellText(cell)!.length + 1));
+    }
+    if (pos > 0 && rand() < 0.08) {
+      const t = cellText(cell)!;
+      doc.transact(() => t.delete(pos - 1, 1), origin);
+      pos--;
+    } else {
+      insertCellText(doc, cell.id, pos, alphabet[Math.floor(rand() * alphabet.length)]!, origin);
+      pos++;
+    }
+  }
+  doc.destroy();
+  return updates;
+}

@@ -1,0 +1,71 @@
+/**
+ * Measurement probe preloaded into a benchmarked server process (`node --import tsx --import
+ * bench/probe.ts <server entry>`), so the server code runs exactly as shipped. It answers requests
+ * from the parent over the IPC channel:
+ *   { cmd: 'reset' }  -> starts a new window for event-loop delay, utilisation and CPU
+ *   { cmd: 'stats' }  -> the window's figures plus current memory
+ *   { cmd: 'gc' }     -> runs a full GC (needs --expose-gc), then replies with memory
+ * Replies carry the request's `id`. Effects: process-wide (IPC listener, histogram timer).
+ */
+import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
+
+interface Request {
+  id: number;
+  cmd: 'reset' | 'stats' | 'gc';
+}
+
+if (process.send) {
+  // The histogram records the time between its 1 ms timer's callbacks; lateness = that - 1 ms.
+  const RESOLUTION_MS = 1;
+  const hist = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  hist.enable();
+  let eluStart: EventLoopUtilization = performance.eventLoopUtilization();
+  let cpuStart = process.cpuUsage();
+  let wallStart = performance.now();
+
+  const memory = () => {
+    const m = process.memoryUsage();
+    return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
+  };
+  const late = (ns: number) => +Math.max(0, ns / 1e6 - RESOLUTION_MS).toFixed(3);
+
+  process.on('message', (raw: unknown) => {
+    const req = raw as Request;
+    if (!req || typeof req !== 'object' || typeof req.id !== 'number') return;
+    const reply = (body: Record<string, unknown>) => process.send!({ id: req.id, ...body });
+    switch (req.cmd) {
+      case 'reset':
+        hist.reset();
+        eluStart = performance.eventLoopUtilization();
+        cpuStart = process.cpuUsage();
+        wallStart = performance.now();
+        reply({ ok: true });
+        break;
+      case 'stats': {
+        const elu = performance.eventLoopUtilization(eluStart);
+        const cpu = process.cpuUsage(cpuStart);
+        const wall = performance.now() - wallStart;
+        reply({
+          // Event-loop delay: how late a 1 ms timer fired (0 = on time), ms.
+          eventLoopDelay: hist.count
+            ? { p50: late(hist.percentile(50)), p99: late(hist.percentile(99)), max: late(hist.max), mean: late(hist.mean) }
+            : { p50: 0, p99: 0, max: 0, mean: 0 },
+          eventLoopUtilization: +elu.utilization.toFixed(3),
+          cpuMs: +((cpu.user + cpu.system) / 1000).toFixed(1),
+          cpuPercent: +(((cpu.user + cpu.system) / 1000 / wall) * 100).toFixed(1),
+          wallMs: Math.round(wall),
+          memory: memory(),
+        });
+        break;
+      }
+      case 'gc': {
+        const gc = (globalThis as { gc?: () => void }).gc;
+        if (gc) for (let i = 0; i < 3; i++) gc();
+        reply({ gcAvailable: !!gc, memory: memory() });
+        break;
+      }
+    }
+  });
+  // The IPC channel must not keep a server alive that would otherwise exit.
+  (process.channel as { unref?: () => void } | undefined)?.unref?.();
+}

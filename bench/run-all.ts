@@ -1,0 +1,39 @@
+/**
+ * Runs every benchmark in sequence, each in its own process (fresh heap, no JIT carry-over), and
+ * prints their figures. Each benchmark is bounded to about two minutes; the whole run takes ~8.
+ * Run: npm run bench   (or: npx tsx bench/run-all.ts [--only=name,name])
+ */
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { machine, repoRoot } from './lib.ts';
+
+const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
+  { name: 'latency', args: ['bench/keystroke-latency.ts'], what: 'keystroke latency, 2/20/100 stock clients, Plexus vs bare Hocuspocus' },
+  { name: 'saturation', args: ['bench/keystroke-latency.ts', '--counts=200,400', '--rounds=1', '--keystrokes=150', '--label=saturation'], what: 'keystroke latency, 200/400 stock clients' },
+  { name: 'saturation-light', args: ['bench/keystroke-latency.ts', '--light', '--counts=100,200,400', '--rounds=2', '--keystrokes=150', '--label=saturation-light'], what: 'keystroke latency, 100/200/400 light receivers (server fan-out)' },
+  { name: 'cold-load', args: ['bench/cold-load.ts'], what: 'cold load of a 1,000-cell workspace, with 1k/10k/100k log entries' },
+  { name: 'memory', args: ['bench/memory.ts'], what: 'server memory per open idle 1,000-cell workspace' },
+  { name: 'server-costs', args: ['bench/server-costs.ts'], what: 'micro-costs of the Plexus hot paths' },
+];
+
+const only = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1]?.split(',');
+const tsx = path.join(repoRoot, 'node_modules/.bin/tsx');
+
+console.log(`Plexus benchmarks — ${machine()}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+const failed: string[] = [];
+for (const b of BENCHES) {
+  if (only && !only.includes(b.name)) continue;
+  console.log(`\n======== ${b.name}: ${b.what}\n$ npx tsx ${b.args.join(' ')}\n`);
+  const started = Date.now();
+  const code = await new Promise<number | null>((resolve) => {
+    const child = spawn(tsx, b.args, { cwd: repoRoot, stdio: 'inherit' });
+    child.on('exit', (c) => resolve(c));
+  });
+  console.log(`\n(${b.name}: ${((Date.now() - started) / 1000).toFixed(0)} s, exit ${code})`);
+  if (code !== 0) failed.push(b.name);
+}
+if (failed.length) {
+  console.log(`\nfailed: ${failed.join(', ')}`);
+  process.exitCode = 1;
+}
