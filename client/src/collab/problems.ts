@@ -20,8 +20,9 @@ export interface SessionProblem {
 
 const KNOWN: Record<string, Omit<SessionProblem, 'reason'>> = {
   [CloseCodes.ReadOnly.reason]: {
-    action: 'notice',
-    message: 'This link is view-only: changes made here are not saved.',
+    // Rejoining would only send the refused change again, forever: stop, and drop the local copy.
+    action: 'fatal',
+    message: 'This link is view-only: a change made in this tab was refused and discarded. Reload the page to keep following the workspace.',
   },
   [CloseCodes.TokenExpired.reason]: {
     action: 'fatal',

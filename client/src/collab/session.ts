@@ -79,7 +79,9 @@ export class WorkspaceSession {
     const state: PresenceState = { user: presenceUser(user, role), focus: { panel: null, cellId: null } };
     this.awareness.setLocalState(state);
 
-    this.idb = new IndexeddbPersistence(idbName(workspace.id, workspace.epoch), this.doc);
+    // Viewers keep their own copy: an editor's unsynced offline edits in this browser must never
+    // be replayed through a view-only connection (the server would refuse them forever).
+    this.idb = new IndexeddbPersistence(idbName(workspace.id, workspace.epoch) + (role === 'viewer' ? ':view' : ''), this.doc);
     this.idb.whenSynced.then(() => {
       // Marks for performance measurements (visible in DevTools and to Playwright).
       performance.mark('plexus:idb-synced');
@@ -135,6 +137,8 @@ export class WorkspaceSession {
   private onProblem(p: SessionProblem): void {
     if (this.destroyed) return;
     if (p.action === 'fatal') this.provider.disconnect();
+    // The local copy holds a change the server refused: discard it so a reload starts clean.
+    if (p.reason === 'read-only') void this.idb.clearData();
     if (p.action === 'reset-local') void this.resetLocal();
     if (p.action === 'notice') this.scheduleRejoin();
     this.update(false, p);
