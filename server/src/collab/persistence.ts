@@ -20,6 +20,7 @@ import { CloseCodes, migrate, roots, serverOrigin } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { WorkspaceNotFoundError, type StoredParts, type WorkspaceStore } from '../store/workspace-store.ts';
 import { ProtocolError } from './errors.ts';
+import { ShadowValidator } from './shadow.ts';
 
 /** Origin of updates applied by the y-websocket bridge (already logged write-ahead). */
 export interface YwsOrigin {
@@ -58,6 +59,7 @@ export class DurablePersistence implements Extension {
   priority = 1000;
   private readonly docs = new Map<string, { doc: Document; state: DocState }>();
   private readonly deleted = new Set<string>();
+  private readonly shadows = new ShadowValidator();
 
   constructor(
     private readonly store: WorkspaceStore,
@@ -132,6 +134,9 @@ export class DurablePersistence implements Extension {
     };
     this.pendingLog.delete(documentName);
     this.docs.set(documentName, { doc: document, state });
+    this.shadows.attach(documentName, document, alreadyLogged);
+    // Build the validation replica right after this turn: off the first sync's path.
+    setImmediate(() => this.shadows.prepare(documentName));
     migrate(document, serverOrigin('migrate'));
     if (state.sinceSnapshot >= this.opts.compactEvery) this.compactSoon(documentName);
   }
@@ -146,26 +151,32 @@ export class DurablePersistence implements Extension {
     try {
       this.appendIncoming(documentName, payload);
     } catch (e) {
-      if (e instanceof ProtocolError && e.code === CloseCodes.StorageUnavailable.code) {
-        // Close the whole socket too (after Hocuspocus sends its per-document close): a stock
-        // provider only reconnects, and so re-sends the refused change, when its socket closes.
+      const code = e instanceof ProtocolError ? e.code : 0;
+      if (code === CloseCodes.StorageUnavailable.code || code === CloseCodes.MalformedMessage.code) {
+        // Close the whole socket too (after Hocuspocus sends its per-document close), as frame
+        // validation does: a stock provider only reconnects — and re-sends a change refused for
+        // lack of storage — when its socket closes.
         const ws = connection.webSocket;
-        setImmediate(() => ws.close(e.code, e.reason));
+        const { reason } = e as ProtocolError;
+        setImmediate(() => ws.close(code, reason));
       }
       throw e;
     }
   }
 
   /**
-   * Appends an incoming update (already validated) to the log before it is applied. Throws
-   * ProtocolError(StorageUnavailable) when the store fails, so the caller applies nothing.
+   * Checks that an incoming update (already decoded) applies atomically, on the shadow replica,
+   * then appends it to the log; the caller applies it to the live document afterwards. Throws
+   * ProtocolError (MalformedMessage, StorageUnavailable) and then the caller applies nothing.
    */
   appendIncoming(ws: string, update: Uint8Array): void {
     if (this.deleted.has(ws)) throw new ProtocolError(CloseCodes.NotFound, ws);
     if (isEmptyUpdate(update)) return; // e.g. the sync step 2 of a client with nothing new
+    this.shadows.check(ws, update);
     try {
       this.store.append(ws, update);
     } catch (e) {
+      this.shadows.invalidate(ws); // the shadow has it, the live document will not
       this.log.error('append failed; update refused', { ws, err: e });
       throw new ProtocolError(CloseCodes.StorageUnavailable, (e as Error).message);
     }
@@ -296,6 +307,7 @@ export class DurablePersistence implements Extension {
     clearTimeout(entry.state.idleTimer);
     clearTimeout(entry.state.retryTimer);
     entry.state.detach();
+    this.shadows.detach(documentName);
     this.docs.delete(documentName);
   }
 

@@ -140,6 +140,41 @@ describe('bad input', () => {
     await waitFor(() => Buffer.from(Y.encodeStateVector(keeper.doc)).equals(Buffer.from(Y.encodeStateVector(live()))), { message: 'keeper in sync' });
   });
 
+  it('an update that decodes but throws halfway through integration is refused, and the workspace still loads', async () => {
+    // Search mutations of a real update for one that passes Y.decodeUpdate yet throws when applied
+    // (plain Y.applyUpdate would leave a half-applied document, and a logged copy would break loading).
+    const rand = rng(2026);
+    let poison: Uint8Array | null = null;
+    for (let i = 0; i < 5000 && !poison; i++) {
+      const m = realUpdate().slice();
+      for (let f = 1 + Math.floor(rand() * 3); f > 0; f--) m[Math.floor(rand() * m.length)] = Math.floor(rand() * 256);
+      try {
+        Y.decodeUpdate(m);
+      } catch {
+        continue;
+      }
+      const probe = new Y.Doc();
+      Y.applyUpdate(probe, liveBytes());
+      try {
+        Y.applyUpdate(probe, m);
+      } catch {
+        poison = m;
+      }
+    }
+    expect(poison, 'found a decodable update that throws on apply').not.toBeNull();
+    const before = liveBytes();
+    const logBefore = server.store.logLength(wsId);
+    for (const c of [await rawHocuspocus(server.url, wsId, server.ownerToken), await rawYws(server.url, wsId, server.ownerToken)]) {
+      c.send(c.ws.url.includes('/yjs/') ? ywsUpdate(poison!) : hpUpdate(wsId, poison!));
+      await expectClosedWith(c, 4400);
+    }
+    expect(liveBytes().equals(before)).toBe(true);
+    expect(server.store.logLength(wsId)).toBe(logBefore); // never logged
+    // Normal editing continues on the same document afterwards.
+    createCell(keeper.doc, { kind: 'code', source: 'after the poison', author: 'k' }, userOrigin('k'));
+    await waitFor(() => listCells(live()).some((c) => c.map.get('source')?.toString() === 'after the poison'), { message: 'edit after poison' });
+  });
+
   it('oversized frames are refused with 1009 and change nothing', async () => {
     const before = liveBytes();
     const other = new Y.Doc();
