@@ -5,19 +5,10 @@
  * updates. Deterministic apart from ids.
  */
 import * as Y from 'yjs';
-import { KERNEL_ORIGIN, cellText, createCell, insertCellText, listCells, serverOrigin, userOrigin } from '@plexus/shared';
+import { mulberry32, KERNEL_ORIGIN, cellText, createCell, insertCellText, listCells, serverOrigin, userOrigin } from '@plexus/shared';
 
 /** Small deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 function codeLines(i: number, lines: number): string {
   const out: string[] = [];

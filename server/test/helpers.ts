@@ -51,6 +51,14 @@ export async function waitFor<T>(fn: () => T | Promise<T>, { timeout = 10_000, i
   }
 }
 
+/** A fresh Y.Doc holding what the server has stored for workspace `id` (snapshot + log). */
+export function storedDoc(server: PlexusServer, id: string): Y.Doc {
+  const doc = new Y.Doc();
+  const { update } = server.store.load(id);
+  if (update) Y.applyUpdate(doc, update);
+  return doc;
+}
+
 /** Calls the HTTP API. */
 export async function api(base: string, token: string | null, method: string, p: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(base + p, {

@@ -10,3 +10,4 @@ export * from './chat.ts';
 export * from './presence.ts';
 export * from './protocol.ts';
 export * from './undo.ts';
+export * from './random.ts';

@@ -7,17 +7,9 @@ import { vi } from 'vitest';
 import * as Y from 'yjs';
 import { cellSource, getTitle, listCells, listMessages } from '../src/index.ts';
 
-/** mulberry32: tiny, fast, good enough for fuzzing, and identical on every machine. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../src/random.ts';
+
+export { mulberry32 };
 
 export class Rng {
   readonly next: () => number;

@@ -287,7 +287,12 @@ export class DurablePersistence implements Extension {
     }
   }
 
-  async beforeUnloadDocument({ documentName }: beforeUnloadDocumentPayload): Promise<void> {
+  async beforeUnloadDocument({ documentName, document, instance }: beforeUnloadDocumentPayload): Promise<void> {
+    // Hocuspocus can start a second, late unload of an already unloaded document (a direct
+    // connection's disconnect unloads it and also schedules another unload); its checks go by
+    // name, so that late unload would drop the *new* document loaded under the same name from the
+    // map, and our afterUnloadDocument would stop persisting it. Refuse unloads of stale copies.
+    if (instance.documents.get(documentName) !== document) throw new Error(`stale unload of ${documentName} ignored`);
     const entry = this.docs.get(documentName);
     if (!entry) return;
     // Everything but a dirty document's in-memory changes is already in the log.

@@ -76,6 +76,13 @@ export class YwsBridge {
     let direct;
     try {
       direct = await this.hocuspocus.openDirectConnection(workspaceId, { claims });
+      // A document being unloaded can still be handed out while its unload finishes: make sure we
+      // hold the live one, or this peer would edit a destroyed copy.
+      for (let i = 0; i < 3 && this.hocuspocus.documents.get(workspaceId) !== direct.document; i++) {
+        log.warn('opened a document that was being unloaded; reopening');
+        await direct.disconnect();
+        direct = await this.hocuspocus.openDirectConnection(workspaceId, { claims });
+      }
     } catch (e) {
       closeWith(e instanceof ProtocolError ? e : new ProtocolError(CloseCodes.LoadFailed, (e as Error).message));
       return;

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { createCell, setCellSource, userOrigin, listCells, type CellId } from '@plexus/shared';
+import { createCell, setCellSource, userOrigin, listCells, mulberry32, type CellId } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { api, hocuspocusClient, startTestServer, waitFor, type HpClient } from '../helpers.ts';
 import { hpUpdate, rawHocuspocus, rawYws, ywsUpdate, type RawClient } from '../raw-clients.ts';
@@ -17,15 +17,7 @@ let wsId: string;
 let keeper: HpClient;
 let cell: CellId;
 
-function rng(seed: number) {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 const live = () => server.hocuspocus.documents.get(wsId)!;
 const liveBytes = () => Buffer.from(Y.encodeStateAsUpdate(live()));

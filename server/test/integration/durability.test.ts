@@ -6,18 +6,12 @@
  * re-send anything) must find every acknowledged marker exactly once.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCell, getCell, cellSource, insertCellText, userOrigin, listCells, type CellId } from '@plexus/shared';
+import { createCell, getCell, cellSource, insertCellText, userOrigin, listCells, mulberry32, type CellId } from '@plexus/shared';
 import { api, hocuspocusClient, startChildServer, tmpDataDir, waitFor, type ChildServer, type HpClient } from '../helpers.ts';
 
 const ROUNDS = Number(process.env.PLEXUS_DURABILITY_ROUNDS ?? 12);
 const CLIENTS = 3;
 
-function rng(seed: number) {
-  return () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
-}
 
 let server: ChildServer | null = null;
 afterAll(async () => {
@@ -29,7 +23,7 @@ const countOf = (text: string, marker: string) => text.split(marker).length - 1;
 describe('durability under SIGKILL', () => {
   it(`finds every acknowledged edit exactly once after ${ROUNDS} random kills`, async () => {
     const dataDir = tmpDataDir('plexus-durability-');
-    const rand = rng(20261122);
+    const rand = mulberry32(20261122);
     server = await startChildServer(dataDir, { PLEXUS_COMPACT_EVERY: '60', PLEXUS_COMPACT_IDLE_MS: '500' });
     const ws = (await api(server.url, server.ownerToken, 'POST', '/api/workspaces', { name: 'Durability' })).json.workspace.id as string;
     const acked = new Set<string>();

@@ -9,7 +9,7 @@ import * as Y from 'yjs';
 import { createCell, listCells, cellSource, userOrigin, getTitle } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from '../../src/demo.ts';
-import { api, hocuspocusClient, startTestServer, waitFor, tmpDataDir, type HpClient } from '../helpers.ts';
+import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, tmpDataDir, type HpClient } from '../helpers.ts';
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -25,12 +25,6 @@ function client(...args: Parameters<typeof hocuspocusClient>): HpClient {
   cleanup.push(() => c.destroy());
   return c;
 }
-const stored = (s: PlexusServer, id: string) => {
-  const d = new Y.Doc();
-  const { update } = s.store.load(id);
-  if (update) Y.applyUpdate(d, update);
-  return d;
-};
 
 describe('storage faults', () => {
   it('a failing append refuses the update (4503, nothing applied); the client resends once storage is back', async () => {
@@ -51,7 +45,7 @@ describe('storage faults', () => {
     if (liveNow) expect(Buffer.from(Y.encodeStateAsUpdate(liveNow)).equals(before)).toBe(true);
     failing = false;
     // The provider reconnects and its sync step re-sends the change.
-    await waitFor(() => listCells(stored(s, id)).some((c) => cellSource(c) === 'survives a full disk'), { timeout: 15_000, message: 'resent and stored' });
+    await waitFor(() => listCells(storedDoc(s, id)).some((c) => cellSource(c) === 'survives a full disk'), { timeout: 15_000, message: 'resent and stored' });
   });
 
   it('a server-side change while storage fails stays in memory, the document is not unloaded, and it is stored on retry', async () => {
@@ -72,7 +66,7 @@ describe('storage faults', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(s.hocuspocus.documents.has(id)).toBe(true); // kept in memory: unsaved changes
     failing = false;
-    await waitFor(() => getTitle(stored(s, id)) === 'After', { timeout: 10_000, message: 'stored on retry' });
+    await waitFor(() => getTitle(storedDoc(s, id)) === 'After', { timeout: 10_000, message: 'stored on retry' });
   });
 
   it('a failed load refuses the connection and never stores or shows an empty document', async () => {

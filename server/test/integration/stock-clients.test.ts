@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { createCell, listCells, cellSource, userOrigin, getTitle } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
-import { api, hocuspocusClient, startTestServer, waitFor, ywsClient, type HpClient, type YwsClient } from '../helpers.ts';
+import { rawYws } from '../raw-clients.ts';
+import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, ywsClient, type HpClient, type YwsClient } from '../helpers.ts';
 
 let server: PlexusServer;
 let wsId: string;
@@ -25,12 +26,6 @@ afterAll(async () => {
   await server.close();
 });
 
-const storedState = (id: string) => {
-  const doc = new Y.Doc();
-  const { update } = server.store.load(id);
-  if (update) Y.applyUpdate(doc, update);
-  return doc;
-};
 
 describe('stock clients', () => {
   it('a Hocuspocus client and a y-websocket client read, edit and see each other', async () => {
@@ -48,8 +43,8 @@ describe('stock clients', () => {
       expect(listCells(doc).map((c) => cellSource(c)).sort()).toEqual(['from hocuspocus', 'from y-websocket']);
     }
     // And the server stored both.
-    await waitFor(() => listCells(storedState(wsId)).length === 2, { message: 'stored' });
-    expect(new Set(listCells(storedState(wsId)).map((c) => c.id))).toEqual(new Set([a, b]));
+    await waitFor(() => listCells(storedDoc(server, wsId)).length === 2, { message: 'stored' });
+    expect(new Set(listCells(storedDoc(server, wsId)).map((c) => c.id))).toEqual(new Set([a, b]));
   });
 
   it('viewer tokens: edits never reach other clients or storage (both protocols)', async () => {
@@ -61,7 +56,7 @@ describe('stock clients', () => {
     const ywViewer = track(ywsClient(server.url, wsId, viewerToken));
     await Promise.all([editor.synced, hpViewer.synced, ywViewer.synced]);
     const before = listCells(editor.doc).length;
-    const storedBefore = Y.encodeStateVector(storedState(wsId));
+    const storedBefore = Y.encodeStateVector(storedDoc(server, wsId));
 
     createCell(hpViewer.doc, { kind: 'code', source: 'viewer via hocuspocus', author: 'v' }, userOrigin('v1'));
     createCell(ywViewer.doc, { kind: 'code', source: 'viewer via y-websocket', author: 'v' }, userOrigin('v2'));
@@ -70,8 +65,8 @@ describe('stock clients', () => {
     await waitFor(() => ywViewer.closes.some((c) => c.code === 4403 && c.reason === 'read-only'), { message: 'y-websocket viewer closed read-only' });
     // A legitimate edit after the attempts proves the pipeline is flowing, then check nothing leaked.
     createCell(editor.doc, { kind: 'markdown', source: 'marker', author: 'e' }, userOrigin('e'));
-    await waitFor(() => listCells(storedState(wsId)).some((c) => cellSource(c) === 'marker'), { message: 'marker stored' });
-    const sources = listCells(storedState(wsId)).map(cellSource);
+    await waitFor(() => listCells(storedDoc(server, wsId)).some((c) => cellSource(c) === 'marker'), { message: 'marker stored' });
+    const sources = listCells(storedDoc(server, wsId)).map(cellSource);
     expect(sources).not.toContain('viewer via hocuspocus');
     expect(sources).not.toContain('viewer via y-websocket');
     expect(listCells(editor.doc).map(cellSource)).not.toContain('viewer via hocuspocus');
@@ -89,6 +84,24 @@ describe('stock clients', () => {
     createCell(editor.doc, { kind: 'code', source: 'live for viewers', author: 'e' }, userOrigin('e'));
     await waitFor(() => listCells(viewer.doc).some((c) => cellSource(c) === 'live for viewers'), { message: 'y-websocket viewer sees edit' });
     await waitFor(() => listCells(hpViewer.doc).some((c) => cellSource(c) === 'live for viewers'), { message: 'hocuspocus viewer sees edit' });
+  });
+
+  it('a peer that joins while the previous one is leaving gets the live document, and its edits are stored', async () => {
+    // Regression: Hocuspocus could run a late second unload of a document that a leaving direct
+    // connection had already unloaded, dropping the newly loaded copy from its map.
+    const id = (await api(server.url, server.ownerToken, 'POST', '/api/workspaces', { name: 'Churn' })).json.workspace.id;
+    for (let i = 0; i < 15; i++) {
+      // The server closes the leaving peer (a malformed frame) while the next one is connecting.
+      const leaving = await rawYws(server.url, id, server.ownerToken);
+      leaving.send(new Uint8Array([0, 9, 9]));
+      await leaving.closed;
+      const joining = track(ywsClient(server.url, id, server.ownerToken));
+      await joining.synced;
+      createCell(joining.doc, { kind: 'code', source: `churn ${i}`, author: 'c' }, userOrigin('c'));
+      await waitFor(() => listCells(storedDoc(server, id)).some((c) => cellSource(c) === `churn ${i}`), { message: `churn ${i} stored` });
+      expect(server.hocuspocus.documents.get(id)).toBeDefined();
+      joining.destroy();
+    }
   });
 
   it('bad, expired and wrong-workspace tokens are refused with a clear reason', async () => {
