@@ -49,7 +49,7 @@ export function Header({ token }: { token: string }) {
         </div>
       )}
       <button className={`btn btn-small toggle${viewerCollapsed ? '' : ' is-on'}`} aria-pressed={!viewerCollapsed} title="Show or hide the viewer panel" onClick={toggleViewer}>
-        Viewer
+        Viewer panel
       </button>
       <Avatars awareness={session.awareness} />
       <NameEditor />
