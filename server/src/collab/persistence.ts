@@ -1,15 +1,16 @@
 /**
  * Durable persistence as a Hocuspocus extension.
  *
- * - Updates from a connection are appended to the SQLite log in `beforeSync`, i.e. after they
- *   were validated and *before* Hocuspocus applies and acknowledges them (write-ahead): an
- *   acknowledged update survives kill -9. If the append fails the connection is closed with
- *   4503 and nothing is applied; the client keeps the change and resends it on reconnect.
+ * - Updates from a connection are checked on a shadow replica (shadow.ts) and appended to the
+ *   SQLite log in `beforeSync`, i.e. *before* Hocuspocus applies and acknowledges them
+ *   (write-ahead): an acknowledged update survives kill -9. If the append fails the connection is
+ *   closed with 4503 and nothing is applied; the client keeps the change and resends it.
  * - Changes made on the server (seeding, renames, kernel, direct connections) are appended from
  *   the document's update event; if that append fails the document stays in memory, is marked
  *   dirty and a snapshot is retried until it succeeds; a dirty document is never unloaded.
- * - The log is folded into a snapshot after `compactEvery` entries, after `compactIdleMs` idle,
- *   before unload and on shutdown, so loading stays fast.
+ * - The log is folded into the snapshot after `compactEvery` entries, after `compactIdleMs` idle
+ *   and at unload, on the store's background worker (from stored data); dirty documents and
+ *   shutdown snapshot from memory. Loading stays fast.
  * - A failed load throws: Hocuspocus then refuses the connection and never shows or stores an
  *   empty document in place of the real one.
  * Effects: SQLite I/O, timers.
