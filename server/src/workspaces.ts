@@ -75,7 +75,7 @@ export class Workspaces {
     }
     const copyName = cleanName(name, `${src.name} (copy)`);
     const doc = new Y.Doc();
-    Y.applyUpdate(doc, state);
+    Y.applyUpdate(doc, state, serverOrigin('duplicate'));
     setTitle(doc, copyName, serverOrigin('duplicate'));
     const rec = this.store.create({ id: newWorkspaceId(), name: copyName, state: Y.encodeStateAsUpdate(doc) });
     doc.destroy();
