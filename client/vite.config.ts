@@ -1,5 +1,6 @@
-import { defineConfig } from 'vite';
+import { defaultClientConditions, defineConfig } from 'vite';
 import react from '@vitejs/plugin-react';
+import { ikonateIcons, neuroglancerWorkers } from './build/neuroglancer-plugins.ts';
 
 // The server (port 4455) serves the HTTP API and both WebSocket endpoints; in development Vite
 // proxies them so the browser talks to one origin, exactly as in production where the server
@@ -11,12 +12,21 @@ export default defineConfig({
   root: new URL('.', import.meta.url).pathname,
   // Absolute asset URLs: the SPA is served at nested paths such as /w/:id.
   base: '/',
-  plugins: [react()],
+  plugins: [ikonateIcons(), neuroglancerWorkers(), react()],
+  // Neuroglancer's workers import the same package: they need the same fixes, as ES modules.
+  worker: { format: 'es', plugins: () => [ikonateIcons(), neuroglancerWorkers()] },
+  optimizeDeps: {
+    // Neuroglancer ships ES modules with worker entry points that pre-bundling would break.
+    exclude: ['neuroglancer'],
+    entries: ['index.html', '../node_modules/neuroglancer/lib/main.bundle.js', '../node_modules/neuroglancer/lib/chunk_worker.bundle.js', '../node_modules/neuroglancer/lib/async_computation.bundle.js'],
+  },
   resolve: {
+    conditions: [...defaultClientConditions],
     // One copy of each of these, or Yjs types / ProseMirror plugins stop recognising each other.
     dedupe: ['yjs', 'y-protocols', 'lib0', '@tiptap/pm', '@codemirror/state', '@codemirror/view'],
   },
   build: {
+    target: 'es2022',
     outDir: 'dist',
     emptyOutDir: true,
     sourcemap: true,
@@ -28,6 +38,7 @@ export default defineConfig({
       '/api': { target: SERVER, changeOrigin: true },
       '/collab': { target: SERVER, ws: true, changeOrigin: true },
       '/yjs': { target: SERVER, ws: true, changeOrigin: true },
+      '/volumes': { target: SERVER, changeOrigin: true },
     },
   },
 });

@@ -11,3 +11,4 @@ export * from './presence.ts';
 export * from './protocol.ts';
 export * from './undo.ts';
 export * from './random.ts';
+export * from './viewer/index.ts';

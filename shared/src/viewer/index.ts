@@ -1,0 +1,6 @@
+/** The shared Neuroglancer viewer: state mapping, sources, state links, named views. Pure modules. */
+export * from './json.ts';
+export * from './state-doc.ts';
+export * from './sources.ts';
+export * from './state-link.ts';
+export * from './views.ts';

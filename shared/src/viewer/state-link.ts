@@ -1,0 +1,76 @@
+/**
+ * Neuroglancer state links: parse a state from a URL (state in the fragment after `#!`), from
+ * JSON text, and build a link for a Neuroglancer host. Links are masked in chat, as long state
+ * URLs are unreadable. Pure module.
+ */
+import { isJsonObject } from './json.ts';
+import type { NgState } from './state-doc.ts';
+
+/** The public Neuroglancer host used when a workspace sets none. */
+export const DEFAULT_NEUROGLANCER_HOST = 'https://neuroglancer-demo.appspot.com/';
+
+export type ParsedState =
+  | { kind: 'state'; state: NgState }
+  /** The fragment names a JSON file elsewhere (`#!gs://…` or `#!https://…/state.json`). */
+  | { kind: 'remote'; url: string };
+
+/** Raised for text that holds no usable Neuroglancer state; the message says what is wrong. */
+export class StateParseError extends Error {}
+
+function parseJsonState(text: string, what: string): NgState {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new StateParseError(`${what} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (!isJsonObject(v)) throw new StateParseError(`${what} must be a JSON object (a Neuroglancer state), got ${Array.isArray(v) ? 'an array' : typeof v}`);
+  return v;
+}
+
+/**
+ * Reads a Neuroglancer state from what a person pasted or dropped: a link (`https://host/#!{…}`,
+ * URL-encoded or not), a bare fragment (`#!{…}`), or JSON text.
+ */
+export function parseStateInput(input: string): ParsedState {
+  const text = input.trim();
+  if (!text) throw new StateParseError('nothing to import: paste a Neuroglancer link or state JSON');
+  if (text.startsWith('{')) return { kind: 'state', state: parseJsonState(text, 'the state') };
+  const hash = text.indexOf('#');
+  if (hash < 0) throw new StateParseError('this is neither state JSON nor a Neuroglancer link (a link has the state after "#!")');
+  let fragment = text.slice(hash + 1);
+  if (fragment.startsWith('!')) fragment = fragment.slice(1);
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(fragment);
+  } catch {
+    decoded = fragment;
+  }
+  decoded = decoded.trim();
+  if (!decoded) throw new StateParseError('the link carries no state after "#!"');
+  if (decoded.startsWith('{')) return { kind: 'state', state: parseJsonState(decoded, 'the state in the link') };
+  if (/^(https?|gs|s3):\/\//.test(decoded)) return { kind: 'remote', url: decoded };
+  throw new StateParseError('the link carries no state after "#!"');
+}
+
+/** Neuroglancer's own fragment encoding: readable, but safe in any URL. */
+export function encodeFragment(json: string): string {
+  return encodeURI(json).replace(/[!'()*;,#?]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
+}
+
+/** A link that opens `state` on a Neuroglancer host. */
+export function stateLink(state: NgState, host: string = DEFAULT_NEUROGLANCER_HOST): string {
+  const base = host.split('#')[0]!;
+  return `${base}#!${encodeFragment(JSON.stringify(state))}`;
+}
+
+/** A short markdown form of a link for chat: `[Neuroglancer: 3 layers @ host](url)`. */
+export function maskedLink(url: string, label?: string): string {
+  let host = 'link';
+  try {
+    host = new URL(url).host;
+  } catch {
+    /* keep "link" */
+  }
+  return `[${label ?? 'Neuroglancer view'} (${host})](${url})`;
+}

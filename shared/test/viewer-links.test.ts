@@ -1,0 +1,88 @@
+/** State links, portable volume sources and named views. */
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import {
+  jsonClone,
+  listNamedViews,
+  loadNamedView,
+  localizeState,
+  maskedLink,
+  parseStateInput,
+  portableState,
+  readViewerState,
+  replaceViewerState,
+  saveNamedView,
+  sourceUrls,
+  stateLink,
+  StateParseError,
+  userOrigin,
+  addAnnotations,
+} from '../src/index.ts';
+import { CALCIUM_STATE, MULTI_LAYER_STATE } from './fixtures/ng-states.ts';
+
+const o = userOrigin('alice');
+
+describe('state links', () => {
+  it('a link built for a host parses back to the same state', () => {
+    const link = stateLink(MULTI_LAYER_STATE, 'https://ng.example.org/');
+    expect(link.startsWith('https://ng.example.org/#!')).toBe(true);
+    // Characters that would end or split a URL fragment are encoded.
+    expect(link.slice(link.indexOf('#') + 1)).not.toMatch(/[#?\s]/);
+    expect(parseStateInput(link)).toEqual({ kind: 'state', state: MULTI_LAYER_STATE });
+  });
+
+  it('reads raw JSON, unencoded fragments and remote-state fragments', () => {
+    const json = JSON.stringify(CALCIUM_STATE);
+    expect(parseStateInput(`  ${json}\n`)).toEqual({ kind: 'state', state: CALCIUM_STATE });
+    expect(parseStateInput(`https://h/#!${json}`)).toEqual({ kind: 'state', state: CALCIUM_STATE });
+    expect(parseStateInput('https://h/#!gs://bucket/state.json')).toEqual({ kind: 'remote', url: 'gs://bucket/state.json' });
+  });
+
+  it.each([
+    ['', /nothing to import/],
+    ['{"layers": [', /not valid JSON/],
+    ['[1,2]', /neither state JSON nor a Neuroglancer link|must be a JSON object/],
+    ['https://example.org/page', /neither state JSON/],
+    ['https://h/#!', /no state/],
+    ['https://h/#!%7B%22a%22', /not valid JSON/],
+  ])('refuses %j with a clear error', (input, msg) => {
+    expect(() => parseStateInput(input)).toThrow(StateParseError);
+    expect(() => parseStateInput(input)).toThrow(msg);
+  });
+
+  it('masks a link as short markdown', () => {
+    expect(maskedLink('https://ng.example.org/#!{"x":1}')).toBe('[Neuroglancer view (ng.example.org)](https://ng.example.org/#!{"x":1})');
+  });
+});
+
+describe('portable volume sources', () => {
+  it('local volumes are stored without the origin and load from any origin', () => {
+    const here = localizeState(CALCIUM_STATE, 'http://10.0.0.5:4455');
+    expect(sourceUrls(here)).toContain('precomputed://http://10.0.0.5:4455/volumes/calcium-demo/movie');
+    expect(portableState(here, 'http://10.0.0.5:4455/')).toStrictEqual(CALCIUM_STATE);
+    // Other servers' URLs are left alone.
+    expect(sourceUrls(portableState(MULTI_LAYER_STATE, 'http://10.0.0.5:4455'))).toEqual(sourceUrls(MULTI_LAYER_STATE));
+  });
+});
+
+describe('named views', () => {
+  it('saving and loading a view restores camera and display but keeps annotations added since', () => {
+    const doc = new Y.Doc();
+    replaceViewerState(doc, jsonClone(MULTI_LAYER_STATE), o);
+    const id = saveNamedView(doc, 'overview', readViewerState(doc), 'Alice', o);
+    const moved = jsonClone(readViewerState(doc)) as any;
+    moved.position = [0, 0, 0];
+    moved.layers[0].shaderControls.normalized.range = [0, 1];
+    moved.layers[1].visible = true;
+    replaceViewerState(doc, moved, o);
+    addAnnotations(doc, 'notes', [{ type: 'point', point: [1, 1, 1] }], o);
+    const view = listNamedViews(doc).find((v) => v.id === id)!;
+    expect(view.name).toBe('overview');
+    loadNamedView(doc, view, o);
+    const s = readViewerState(doc) as any;
+    expect(s.position).toEqual(MULTI_LAYER_STATE.position);
+    expect(s.layers[0].shaderControls.normalized.range).toEqual([40, 220]);
+    expect(s.layers[1].visible).toBe(false);
+    expect(s.layers[2].annotations).toHaveLength(5);
+  });
+});
