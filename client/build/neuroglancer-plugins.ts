@@ -28,7 +28,7 @@ export function ikonateIcons(): Plugin {
     resolveId(source) {
       const m = /^ikonate\/icons\/([^?]+)(\?.*)?$/.exec(source);
       if (!m || !(m[1]! in MISSING_ICONS)) return null;
-      iconDir ??= path.join(path.dirname(require.resolve('ikonate/package.json', { paths: [require.resolve('neuroglancer/package.json')] })), 'icons');
+      iconDir ??= path.join(path.dirname(require.resolve('ikonate/package.json')), 'icons');
       return path.join(iconDir, MISSING_ICONS[m[1]!]!) + (m[2] ?? '');
     },
   };

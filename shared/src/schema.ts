@@ -43,8 +43,10 @@ export function roots(doc: Y.Doc) {
 export interface WorkspaceSettings {
   /** Whether the agent edits directly or proposes changes (agent issue). */
   agentMode: 'direct' | 'propose';
+  /** The Neuroglancer host that exported state links open on. */
+  neuroglancerHost: string;
 }
-export const DEFAULT_SETTINGS: WorkspaceSettings = { agentMode: 'propose' };
+export const DEFAULT_SETTINGS: WorkspaceSettings = { agentMode: 'propose', neuroglancerHost: 'https://neuroglancer-demo.appspot.com/' };
 
 /**
  * Writes the meta of a brand-new workspace. Call once, on the server, when the workspace is
@@ -118,6 +120,8 @@ export function getSettings(doc: Y.Doc): WorkspaceSettings {
   if (s instanceof Y.Map) {
     const mode = s.get('agentMode');
     if (mode === 'direct' || mode === 'propose') out.agentMode = mode;
+    const host = s.get('neuroglancerHost');
+    if (typeof host === 'string' && /^https?:\/\/\S+$/.test(host)) out.neuroglancerHost = host;
   }
   return out;
 }

@@ -4,16 +4,7 @@ import { shareWorkspace, type ShareLink } from '../api/workspaces.ts';
 import { ApiError } from '../api/http.ts';
 import { useUi } from '../state/ui.ts';
 import { Popover } from '../ui/Popover.tsx';
-
-async function copy(text: string): Promise<boolean> {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    // Clipboard API refused (insecure origin, no permission): the link stays selectable.
-    return false;
-  }
-}
+import { copyText as copy } from '../ui/clipboard.ts';
 
 export function ShareMenu({ workspaceId, token }: { workspaceId: string; token: string }) {
   const open = useUi((s) => s.shareOpen);

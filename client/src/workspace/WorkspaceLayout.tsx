@@ -11,7 +11,7 @@ import { useUi } from '../state/ui.ts';
 import { Notice } from '../ui/Notice.tsx';
 import { Splitter } from '../ui/Splitter.tsx';
 import { Header } from './Header.tsx';
-import { ViewerPanel } from './ViewerPanel.tsx';
+import { ViewerPanel } from '../viewer/ViewerPanel.tsx';
 
 /** True when a key event belongs to a text field or editor (its own undo, its own `?`). */
 const inEditable = (t: EventTarget | null) =>
@@ -69,7 +69,7 @@ export function WorkspaceLayout({ token }: { token: string }) {
           <>
             <Splitter size={ui.viewerWidth} onResize={ui.setViewerWidth} side="right" label="Resize viewer" testId="viewer-splitter" />
             <section className="panel" style={{ width: ui.viewerWidth }}>
-              <ViewerPanel />
+              {snap.ready ? <ViewerPanel token={token} /> : <div className="loading">Loading viewer…</div>}
             </section>
           </>
         )}

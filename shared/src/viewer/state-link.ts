@@ -3,11 +3,12 @@
  * JSON text, and build a link for a Neuroglancer host. Links are masked in chat, as long state
  * URLs are unreadable. Pure module.
  */
+import { DEFAULT_SETTINGS } from '../schema.ts';
 import { isJsonObject } from './json.ts';
 import type { NgState } from './state-doc.ts';
 
 /** The public Neuroglancer host used when a workspace sets none. */
-export const DEFAULT_NEUROGLANCER_HOST = 'https://neuroglancer-demo.appspot.com/';
+export const DEFAULT_NEUROGLANCER_HOST = DEFAULT_SETTINGS.neuroglancerHost;
 
 export type ParsedState =
   | { kind: 'state'; state: NgState }

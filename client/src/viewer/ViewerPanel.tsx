@@ -1,0 +1,80 @@
+/**
+ * The viewer panel: an embedded Neuroglancer bound to the workspace document, a toolbar for
+ * navigation modes, named views, ROI stepping and state import/export, and who is following
+ * whom. Neuroglancer is loaded on demand (a separate bundle). Effects: DOM, WebGL, document
+ * writes through ViewerBinding.
+ */
+import { useEffect, useRef, useState } from 'react';
+import { canWrite } from '@plexus/shared';
+import { useSession } from '../collab/context.tsx';
+import { useLocalUser } from '../state/user.ts';
+import { ensureVolumeSession } from './volumeSession.ts';
+import { ViewerToolbar } from './ViewerToolbar.tsx';
+import { useViewerUi } from './viewerUi.ts';
+import type { NeuroglancerHost } from './neuroglancerHost.ts';
+import { ViewerBinding } from './viewerBinding.ts';
+
+declare global {
+  interface Window {
+    /** Test and debugging hook: the viewer binding and Neuroglancer host of this page. */
+    __plexusViewer?: { binding: ViewerBinding; host: NeuroglancerHost };
+  }
+}
+
+export function ViewerPanel({ token }: { token: string }) {
+  const session = useSession();
+  const user = useLocalUser((s) => s.user);
+  const containerRef = useRef<HTMLDivElement>(null);
+  const [binding, setBinding] = useState<ViewerBinding | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const setMode = useViewerUi((s) => s.setMode);
+
+  useEffect(() => {
+    let disposed = false;
+    let host: NeuroglancerHost | undefined;
+    let b: ViewerBinding | undefined;
+    const container = containerRef.current!;
+    (async () => {
+      // Neuroglancer fetches volumes with plain requests: a cookie carries the token for them.
+      await ensureVolumeSession(token).catch(() => undefined);
+      const { NeuroglancerHost } = await import('./neuroglancerHost.ts');
+      if (disposed) return;
+      host = new NeuroglancerHost(container);
+      // A dedicated origin object: the binding recognises its own transactions by identity.
+      const origin = { ...session.origin };
+      b = new ViewerBinding(host, session, origin, {
+        readOnly: !canWrite(session.role),
+        pageOrigin: window.location.origin,
+        userId: user.id,
+        onModeChange: (mode, reason) => setMode(mode, reason),
+      });
+      b.start();
+      window.__plexusViewer = { binding: b, host };
+      setMode(b.getMode());
+      setBinding(b);
+    })().catch((e: unknown) => {
+      if (!disposed) setError(e instanceof Error ? e.message : String(e));
+    });
+    return () => {
+      disposed = true;
+      b?.dispose();
+      host?.dispose();
+      if (window.__plexusViewer?.binding === b) delete window.__plexusViewer;
+      setBinding(null);
+    };
+  }, [session, token, user.id, setMode]);
+
+  return (
+    <div className="viewer-panel" data-testid="viewer-panel" aria-label="Neuroglancer viewer">
+      <ViewerToolbar binding={binding} />
+      <div className="viewer-stage" ref={containerRef} data-testid="viewer-stage" data-ready={binding ? 'true' : undefined}>
+        {!binding && !error && <div className="viewer-loading">Loading viewer…</div>}
+        {error && (
+          <div className="viewer-loading viewer-error" role="alert">
+            The viewer could not start: {error}
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}
