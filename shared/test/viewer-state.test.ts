@@ -16,6 +16,7 @@ import {
   setShaderControl,
   removeLayer,
   userOrigin,
+  overlayState,
   UnknownLayerError,
   viewerRoots,
   type NgState,
@@ -189,5 +190,22 @@ describe('targeted viewer writes (used by tools)', () => {
     const doc = fresh(CALCIUM_STATE);
     expect(() => setLayerProps(doc, 'nope', { visible: true }, alice)).toThrow(UnknownLayerError);
     expect(() => setLayerProps(doc, 'nope', { visible: true }, alice)).toThrow(/layers: movie, marks/);
+  });
+});
+
+describe('overlayState', () => {
+  it('completes a viewer state with what only the document knows', () => {
+    const docState = jsonClone(MULTI_LAYER_STATE) as any;
+    docState.layers[0].plexusLayerNote = 'from an imported state';
+    const viewer = edited(MULTI_LAYER_STATE, (s) => {
+      delete s.plexusTestUnknownKey;
+      s.position = [1, 1, 1];
+      s.layers = [s.layers[1], s.layers[0]];
+    }) as any;
+    const out = overlayState(docState, viewer) as any;
+    expect(out.plexusTestUnknownKey).toEqual(MULTI_LAYER_STATE.plexusTestUnknownKey);
+    expect(out.position).toEqual([1, 1, 1]);
+    expect(out.layers.map((l: any) => l.name)).toEqual(['ground_truth', 'image']);
+    expect(out.layers[1].plexusLayerNote).toBe('from an imported state');
   });
 });

@@ -5,7 +5,7 @@
  * writes through ViewerBinding.
  */
 import { useEffect, useRef, useState } from 'react';
-import { canWrite } from '@plexus/shared';
+import { canWrite, readViewerState, type NgState } from '@plexus/shared';
 import { useSession } from '../collab/context.tsx';
 import { useLocalUser } from '../state/user.ts';
 import { ensureVolumeSession } from './volumeSession.ts';
@@ -17,7 +17,7 @@ import { ViewerBinding } from './viewerBinding.ts';
 declare global {
   interface Window {
     /** Test and debugging hook: the viewer binding and Neuroglancer host of this page. */
-    __plexusViewer?: { binding: ViewerBinding; host: NeuroglancerHost };
+    __plexusViewer?: { binding: ViewerBinding; host: NeuroglancerHost; docState: () => NgState };
   }
 }
 
@@ -49,7 +49,7 @@ export function ViewerPanel({ token }: { token: string }) {
         onModeChange: (mode, reason) => setMode(mode, reason),
       });
       b.start();
-      window.__plexusViewer = { binding: b, host };
+      window.__plexusViewer = { binding: b, host, docState: () => readViewerState(session.doc) };
       setMode(b.getMode());
       setBinding(b);
     })().catch((e: unknown) => {

@@ -27,6 +27,7 @@ import {
   jsonEqual,
   localizeState,
   normalizeLayers,
+  overlayState,
   portableState,
   readViewerState,
   setCamera,
@@ -150,7 +151,7 @@ export class ViewerBinding {
 
   /** The state this person sees, in portable form (what an export or a named view records). */
   currentState(): NgState {
-    return portableState(this.host.getState(), this.opts.pageOrigin);
+    return overlayState(readViewerState(this.session.doc), portableState(this.host.getState(), this.opts.pageOrigin));
   }
 
   setMode(mode: NavMode, reason?: string): void {

@@ -455,3 +455,17 @@ export function removeAnnotations(doc: Y.Doc, name: string, ids: string[], origi
   }, origin);
   return n;
 }
+
+/**
+ * A viewer's state completed with what only the document knows: keys this Neuroglancer does not
+ * understand (at the top level and per layer) are taken from `doc`, everything else from
+ * `viewer`. Exports and named views use it so that nothing imported is silently dropped.
+ */
+export function overlayState(doc: NgState, viewer: NgState): NgState {
+  const docLayers = new Map(normalizeLayers(doc.layers).map((l) => [l.name, l]));
+  const out: NgState = { ...doc, ...viewer };
+  if ('layers' in viewer || 'layers' in doc) {
+    out.layers = normalizeLayers(viewer.layers).map((l) => ({ ...(docLayers.get(l.name) ?? {}), ...l }) as NgLayer);
+  }
+  return out;
+}
