@@ -2,11 +2,12 @@
  * The shared viewer's navigation: the shared camera, following a person through awareness,
  * "bring everyone here", ROI stepping, and state links that import identically elsewhere.
  */
-import { ALICE, BOB, expect, openWorkspace, test, uniq } from '../support/plexus.ts';
+import { ALICE, BOB, expect, openWorkspace, test, uniq, type Actors, type Plexus } from '../support/plexus.ts';
 import { annotationState, docState, dragViewer, navMode, ngPosition, ngState, samePosition, seedViewer, waitViewer } from '../support/viewer.ts';
 
-test('shared view: a camera move by alice reaches bob through the document', async ({ plexus, actor }) => {
-  const { workspace } = await plexus.createWorkspace(`viewer shared ${uniq()}`);
+/** Alice (owner) and Bob (editor) with the viewer open on a fresh workspace holding annotationState(). */
+async function twoInViewer(plexus: Plexus, actor: Actors, name: string) {
+  const { workspace } = await plexus.createWorkspace(`${name} ${uniq()}`);
   await seedViewer(plexus, workspace.id, annotationState());
   const link = await plexus.share(workspace.id, 'editor');
   const alice = await actor(ALICE);
@@ -15,6 +16,11 @@ test('shared view: a camera move by alice reaches bob through the document', asy
   await openWorkspace(bob.page, plexus, workspace.id, link.token);
   await waitViewer(alice.page);
   await waitViewer(bob.page);
+  return { workspace, alice, bob };
+}
+
+test('shared view: a camera move by alice reaches bob through the document', async ({ plexus, actor }) => {
+  const { workspace, alice, bob } = await twoInViewer(plexus, actor, 'viewer shared');
   expect(await ngPosition(bob.page)).toEqual([50, 50, 0]);
 
   await dragViewer(alice.page, 120, -60);
@@ -27,15 +33,7 @@ test('shared view: a camera move by alice reaches bob through the document', asy
 });
 
 test('follow: bob follows alice, her moves reach him by awareness until he moves himself', async ({ plexus, actor }) => {
-  const { workspace } = await plexus.createWorkspace(`viewer follow ${uniq()}`);
-  await seedViewer(plexus, workspace.id, annotationState());
-  const link = await plexus.share(workspace.id, 'editor');
-  const alice = await actor(ALICE);
-  const bob = await actor(BOB);
-  await openWorkspace(alice.page, plexus, workspace.id);
-  await openWorkspace(bob.page, plexus, workspace.id, link.token);
-  await waitViewer(alice.page);
-  await waitViewer(bob.page);
+  const { alice, bob } = await twoInViewer(plexus, actor, 'viewer follow');
 
   // Alice looks around on her own: her camera is not written to the document.
   await alice.page.getByTestId('viewer-mode-alone').click();
@@ -66,15 +64,7 @@ test('follow: bob follows alice, her moves reach him by awareness until he moves
 });
 
 test('bring everyone here: a presenter moves people who navigate on their own', async ({ plexus, actor }) => {
-  const { workspace } = await plexus.createWorkspace(`viewer present ${uniq()}`);
-  await seedViewer(plexus, workspace.id, annotationState());
-  const link = await plexus.share(workspace.id, 'editor');
-  const alice = await actor(ALICE);
-  const bob = await actor(BOB);
-  await openWorkspace(alice.page, plexus, workspace.id);
-  await openWorkspace(bob.page, plexus, workspace.id, link.token);
-  await waitViewer(alice.page);
-  await waitViewer(bob.page);
+  const { alice, bob } = await twoInViewer(plexus, actor, 'viewer present');
   await alice.page.getByTestId('viewer-mode-alone').click();
   await bob.page.getByTestId('viewer-mode-alone').click();
   await dragViewer(alice.page, 100, 100);
