@@ -11,4 +11,5 @@ export * from './presence.ts';
 export * from './protocol.ts';
 export * from './undo.ts';
 export * from './random.ts';
+export * from './json.ts';
 export * from './viewer/index.ts';

@@ -1,5 +1,4 @@
 /** The shared Neuroglancer viewer: state mapping, sources, state links, named views. Pure modules. */
-export * from './json.ts';
 export * from './state-doc.ts';
 export * from './sources.ts';
 export * from './state-link.ts';

@@ -4,7 +4,7 @@
  * LAN address, a public name): the same workspace works from all of them, and an exported state
  * carries the exporting page's origin. Pure module.
  */
-import { isJsonObject, type Json } from './json.ts';
+import { isJsonObject, type Json } from '../json.ts';
 import { normalizeLayers, type NgState } from './state-doc.ts';
 
 /** The origin placeholder for this server's own volumes. */

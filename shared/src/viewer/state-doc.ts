@@ -23,7 +23,7 @@ import * as Y from 'yjs';
 import type { Origin } from '../origin.ts';
 import { orderKeyBetween } from '../order.ts';
 import { randomId } from '../ids.ts';
-import { isJsonObject, jsonEqual, type Json, type JsonObject } from './json.ts';
+import { isJsonObject, jsonEqual, type Json, type JsonObject } from '../json.ts';
 
 /** A Neuroglancer viewer state (the JSON of `viewer.state`). */
 export type NgState = JsonObject;

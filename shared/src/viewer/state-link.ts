@@ -4,7 +4,7 @@
  * URLs are unreadable. Pure module.
  */
 import { DEFAULT_SETTINGS } from '../schema.ts';
-import { isJsonObject } from './json.ts';
+import { isJsonObject } from '../json.ts';
 import type { NgState } from './state-doc.ts';
 
 /** The public Neuroglancer host used when a workspace sets none. */

@@ -6,7 +6,7 @@
 import * as Y from 'yjs';
 import type { Origin } from '../origin.ts';
 import { randomId } from '../ids.ts';
-import { isJsonObject, type Json, type JsonObject } from './json.ts';
+import { isJsonObject, type Json, type JsonObject } from '../json.ts';
 import {
   CAMERA_KEYS,
   normalizeLayers,

@@ -1,5 +1,6 @@
 /**
- * JSON values as Neuroglancer states hold them, with structural equality and a guard. Pure module.
+ * JSON values (as Neuroglancer states, outputs and tool arguments hold them), with structural
+ * equality and a guard. Pure module.
  */
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
