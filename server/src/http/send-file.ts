@@ -53,10 +53,9 @@ export function parseRange(header: string | undefined, length: number): RangeReq
     return { kind: 'range', start: Math.max(0, length - n), end: length - 1 };
   }
   const start = Number(m[1]);
-  const end = m[2] === '' ? length - 1 : Number(m[2]);
-  if (end < start) return { kind: 'none' };
+  if (m[2] !== '' && Number(m[2]) < start) return { kind: 'none' }; // invalid: ignored
   if (start >= length) return { kind: 'unsatisfiable' };
-  return { kind: 'range', start, end: Math.min(end, length - 1) };
+  return { kind: 'range', start, end: m[2] === '' ? length - 1 : Math.min(Number(m[2]), length - 1) };
 }
 
 const etagMatches = (header: string, etag: string) => header.split(',').some((t) => t.trim() === '*' || t.trim().replace(/^W\//, '') === etag);
