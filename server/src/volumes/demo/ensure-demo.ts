@@ -46,21 +46,22 @@ export function isDemoDatasetCurrent(dataDir: string, options: DemoOptions = {})
   return g?.name === DEMO_GENERATOR_NAME && g.version === DEMO_GENERATOR_VERSION && isDeepStrictEqual(g.params, JSON.parse(JSON.stringify({ ...params, layout })));
 }
 
-/** Removes `.calcium-demo.tmp-*` / `.calcium-demo.old-*` left by processes that no longer run. */
-function removeLeftovers(root: string): void {
-  let names: string[];
+/** Removes `.<name>.tmp-*` / `.<name>.old-*` siblings left by processes that no longer run. */
+function removeLeftovers(root: string, name: string): void {
+  let entries: string[];
   try {
-    names = fs.readdirSync(root);
+    entries = fs.readdirSync(root);
   } catch {
     return;
   }
-  for (const name of names) {
-    const m = new RegExp(`^\\.${DEMO_DATASET}\\.(tmp|old)-(\\d+)-`).exec(name);
+  for (const entry of entries) {
+    if (!entry.startsWith(`.${name}.`)) continue;
+    const m = /^(tmp|old)-(\d+)-/.exec(entry.slice(name.length + 2));
     if (!m) continue;
     const pid = Number(m[2]);
     if (pid !== process.pid && isRunning(pid)) continue; // another process's generation in progress
     if (pid === process.pid && m[1] === 'tmp') continue; // ours, in progress
-    fs.rmSync(path.join(root, name), { recursive: true, force: true });
+    fs.rmSync(path.join(root, entry), { recursive: true, force: true });
   }
 }
 
@@ -95,30 +96,23 @@ function generateInWorker(dir: string, options: DemoOptions, signal?: AbortSigna
 }
 
 /**
- * Generates the demo dataset into `<dataDir>/volumes/calcium-demo` unless the current one is
- * there. Idempotent; fast (one small file read) when present.
+ * Generates the demo dataset into `dir`, replacing what is there, atomically: into a temporary
+ * sibling first, then renamed into place (an outdated copy is moved aside first, since rename
+ * cannot replace a non-empty directory). Returns the generation time, ms.
  */
-export async function ensureDemoDataset(dataDir: string, log: Logger, options: EnsureOptions = {}): Promise<EnsureResult> {
-  const dir = demoDatasetDir(dataDir);
-  if (isDemoDatasetCurrent(dataDir, options)) return { status: 'present', dir, ms: 0 };
+export async function writeDemoDatasetAtomically(dir: string, options: EnsureOptions = {}): Promise<number> {
   const root = path.dirname(dir);
+  const name = path.basename(dir);
   fs.mkdirSync(root, { recursive: true });
-  removeLeftovers(root);
+  removeLeftovers(root, name);
   const tag = `${process.pid}-${randomBytes(4).toString('hex')}`;
-  const tmp = path.join(root, `.${DEMO_DATASET}.tmp-${tag}`);
+  const tmp = path.join(root, `.${name}.tmp-${tag}`);
   const started = performance.now();
-  log.info('generating the demo dataset', { dir, worker: options.worker === true });
   try {
     if (options.worker) await generateInWorker(tmp, options, options.signal);
     else await writeDemoDataset(tmp, options);
     if (options.signal?.aborted) throw new Error('demo dataset generation aborted');
-    if (isDemoDatasetCurrent(dataDir, options)) {
-      // Another process finished first; keep its copy.
-      fs.rmSync(tmp, { recursive: true, force: true });
-      return { status: 'present', dir, ms: 0 };
-    }
-    // Swap: an outdated dataset moves aside first (rename cannot replace a non-empty directory).
-    const old = path.join(root, `.${DEMO_DATASET}.old-${tag}`);
+    const old = path.join(root, `.${name}.old-${tag}`);
     if (fs.existsSync(dir)) fs.renameSync(dir, old);
     fs.renameSync(tmp, dir);
     fs.rmSync(old, { recursive: true, force: true });
@@ -126,7 +120,18 @@ export async function ensureDemoDataset(dataDir: string, log: Logger, options: E
     fs.rmSync(tmp, { recursive: true, force: true });
     throw e;
   }
-  const ms = performance.now() - started;
+  return performance.now() - started;
+}
+
+/**
+ * Generates the demo dataset into `<dataDir>/volumes/calcium-demo` unless the current one is
+ * there. Idempotent; fast (one small file read) when present.
+ */
+export async function ensureDemoDataset(dataDir: string, log: Logger, options: EnsureOptions = {}): Promise<EnsureResult> {
+  const dir = demoDatasetDir(dataDir);
+  if (isDemoDatasetCurrent(dataDir, options)) return { status: 'present', dir, ms: 0 };
+  log.info('generating the demo dataset', { dir, worker: options.worker === true });
+  const ms = await writeDemoDatasetAtomically(dir, options);
   log.info('demo dataset ready', { dir, ms: Math.round(ms) });
   return { status: 'generated', dir, ms };
 }
