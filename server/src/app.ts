@@ -1,6 +1,7 @@
 /**
- * Assembles the Plexus server: one HTTP server on one port carrying the API, the built client,
- * the Hocuspocus endpoint (/collab) and the plain y-websocket endpoint (/yjs/<id>).
+ * Assembles the Plexus server: one HTTP server on one port carrying the API, the volumes
+ * (/volumes, Neuroglancer precomputed), the built client, the Hocuspocus endpoint (/collab) and the
+ * plain y-websocket endpoint (/yjs/<id>).
  * Effects: network, files, timers.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -24,6 +25,10 @@ import { ProtocolError } from './collab/errors.ts';
 import { validateHocuspocusFrame } from './collab/validate.ts';
 import { Workspaces } from './workspaces.ts';
 import { handleApi } from './http/api.ts';
+import { handleVolumes, isVolumePath } from './http/volumes.ts';
+import { Volumes } from './volumes/volume-store.ts';
+import { DEMO_DATASET } from './volumes/demo/demo-dataset.ts';
+import { ensureDemoDataset, isDemoDatasetCurrent } from './volumes/demo/ensure-demo.ts';
 import { sendError } from './http/respond.ts';
 import { staticFiles } from './http/static-files.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from './demo.ts';
@@ -39,6 +44,8 @@ export interface PlexusServer {
   signer: TokenSigner;
   workspaces: Workspaces;
   persistence: DurablePersistence;
+  /** The volumes directory (`<dataDir>/volumes`) and the datasets being generated. */
+  volumes: Volumes;
   log: Logger;
   /** An owner token for every workspace (the local user's). */
   ownerToken: string;
@@ -101,13 +108,35 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
     log.info('seeded the demo workspace', { ws: DEMO_WORKSPACE_ID });
   }
 
+  // The demo dataset is generated on a worker thread (~5 s of CPU on 2 cores): the server listens
+  // at once and /volumes/calcium-demo answers 503 "generating" until it is ready.
+  const volumes = new Volumes(path.join(config.dataDir, 'volumes'));
+  const stopGenerating = new AbortController();
+  if (config.seedDemo && !isDemoDatasetCurrent(config.dataDir, config.demoData)) {
+    const work = ensureDemoDataset(config.dataDir, log, { ...config.demoData, worker: true, signal: stopGenerating.signal });
+    work.catch((e) => {
+      if (!stopGenerating.signal.aborted) log.error('could not generate the demo dataset', { err: e });
+    });
+    volumes.track(DEMO_DATASET, work);
+  }
+
   let ready = false;
   const started = Date.now();
   const serveClient = staticFiles(config.clientDir);
   const publicUrl = (req: IncomingMessage) => config.publicUrl ?? `http://${req.headers.host ?? `localhost:${config.port}`}`;
+  const volumeRoute = { volumes, signer, log, public: config.publicVolumes, corsOrigins: config.volumesCorsOrigins, publicUrl };
+  const volumeApi = { volumes, maxSampleVoxels: config.maxSampleVoxels, publicUrl };
   const http: Server = createServer((req, res) => {
+    // Raw path, before URL normalisation: /volumes/../x must be refused, not re-routed.
+    if (isVolumePath(req.url)) {
+      handleVolumes(volumeRoute, req, res).catch((e) => {
+        log.error('volume request failed', { err: e });
+        if (!res.headersSent) sendError(res, 500, 'internal', 'internal error');
+      });
+      return;
+    }
     handleApi(
-      { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays },
+      { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays, volumeApi },
       req,
       res,
     )
@@ -212,6 +241,7 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
     (closing ??= (async () => {
       ready = false;
       log.info('shutting down: flushing documents');
+      stopGenerating.abort();
       http.close();
       bridge.closeAll(null, { code: 1001, reason: 'server-shutting-down' });
       hocuspocus.closeConnections();
@@ -222,5 +252,5 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
       log.info('stopped');
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, log, ownerToken, close };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, log, ownerToken, close };
 }

@@ -1,6 +1,7 @@
 /** Server configuration from environment variables, with embedded defaults. Effects: reads env. */
 import path from 'node:path';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT } from '@plexus/shared';
+import type { DemoOptions } from './volumes/demo/demo-dataset.ts';
 
 export interface ServerConfig {
   port: number;
@@ -24,6 +25,14 @@ export interface ServerConfig {
   compactEvery: number;
   /** Idle time after the last update before a snapshot is written (ms). */
   compactIdleMs: number;
+  /** Serve /volumes without a token. */
+  publicVolumes: boolean;
+  /** Origins allowed to read /volumes cross-origin (`*` = any); empty = same origin only. */
+  volumesCorsOrigins: string[];
+  /** Most voxels one sampling request (histogram, trace) may read. */
+  maxSampleVoxels: number;
+  /** Size and layout of the generated demo dataset (tests make it small; not an env variable). */
+  demoData?: DemoOptions;
 }
 
 function int(v: string | undefined, dflt: number, name: string): number {
@@ -52,6 +61,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: level,
     compactEvery: int(env.PLEXUS_COMPACT_EVERY, 1000, 'PLEXUS_COMPACT_EVERY'),
     compactIdleMs: int(env.PLEXUS_COMPACT_IDLE_MS, 5000, 'PLEXUS_COMPACT_IDLE_MS'),
+    publicVolumes: env.PLEXUS_PUBLIC_VOLUMES === '1',
+    volumesCorsOrigins: (env.PLEXUS_VOLUMES_CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    maxSampleVoxels: int(env.PLEXUS_MAX_SAMPLE_VOXELS, 64 * 1024 * 1024, 'PLEXUS_MAX_SAMPLE_VOXELS'),
     ...overrides,
   };
 }

@@ -1,9 +1,11 @@
 /**
  * Test helpers: real Plexus servers (in-process on port 0, or as a child process that can be
- * SIGKILLed), stock Hocuspocus and y-websocket clients over real WebSockets, and polling.
+ * SIGKILLed), stock Hocuspocus and y-websocket clients over real WebSockets, raw HTTP requests,
+ * and polling.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http, { type IncomingHttpHeaders } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
@@ -68,6 +70,34 @@ export async function api(base: string, token: string | null, method: string, p:
   });
   const text = await res.text();
   return { status: res.status, json: text ? JSON.parse(text) : null };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  json(): any;
+}
+
+/**
+ * An HTTP request with the path sent exactly as given (no normalisation of `..`, no percent
+ * decoding) and the body as received (no automatic decompression) — unlike fetch.
+ */
+export function rawRequest(base: string, rawPath: string, opts: { method?: string; headers?: Record<string, string> } = {}): Promise<RawResponse> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, method: opts.method ?? 'GET', path: rawPath, headers: opts.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body.toString('utf8')) });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 export interface HpClient {

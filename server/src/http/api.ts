@@ -1,6 +1,7 @@
 /**
- * The HTTP API (docs/api.md): health, identity, workspaces and share links. Every route but
- * health needs a bearer token; roles are checked per workspace.
+ * The HTTP API (docs/api.md): health, identity, workspaces and share links; volume routes are
+ * delegated to `volume-api.ts`. Every route but health needs a bearer token; roles are checked
+ * per workspace.
  * Effects: store and document mutation through `Workspaces`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -9,6 +10,7 @@ import { TokenError, grantsWorkspace, type TokenSigner } from '../auth/tokens.ts
 import type { Logger } from '../log.ts';
 import { WorkspaceError, type Workspaces } from '../workspaces.ts';
 import { HttpError, readJson, sendError, sendJson } from './respond.ts';
+import { handleVolumeApi, type VolumeApiDeps } from './volume-api.ts';
 
 export interface ApiDeps {
   signer: TokenSigner;
@@ -20,6 +22,7 @@ export interface ApiDeps {
   isReady: () => boolean;
   publicUrl: (req: IncomingMessage) => string;
   shareLinkDays: number;
+  volumeApi: VolumeApiDeps;
 }
 
 function bearer(req: IncomingMessage, url: URL): string | null {
@@ -28,11 +31,11 @@ function bearer(req: IncomingMessage, url: URL): string | null {
   return url.searchParams.get('token');
 }
 
-function authenticate(deps: ApiDeps, req: IncomingMessage, url: URL): TokenClaims {
+function authenticate(deps: ApiDeps, req: IncomingMessage, url: URL): { claims: TokenClaims; token: string } {
   const token = bearer(req, url);
   if (!token) throw new HttpError(401, 'unauthorized', 'a token is required (Authorization: Bearer <token>); open the link printed by `npm start`');
   try {
-    return deps.signer.verify(token);
+    return { claims: deps.signer.verify(token), token };
   } catch (e) {
     const err = e as TokenError;
     throw new HttpError(401, err.reason === 'expired' ? 'token-expired' : 'unauthorized', err.message);
@@ -70,7 +73,12 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
       });
       return true;
     }
-    const claims = authenticate(deps, req, url);
+    const auth = authenticate(deps, req, url);
+    const claims = auth.claims;
+    if (parts[0] === 'volume-session' || parts[0] === 'volumes') {
+      await handleVolumeApi(deps.volumeApi, auth, req, res, url, parts);
+      return true;
+    }
     if (parts[0] === 'me' && parts.length === 1 && method === 'GET') {
       sendJson(res, 200, { claims });
       return true;

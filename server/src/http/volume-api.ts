@@ -1,0 +1,113 @@
+/**
+ * Volume routes of the HTTP API (bearer-authenticated by `api.ts` before they get here):
+ * - `POST /api/volume-session` sets the `plexus_volumes` cookie (the caller's own token, HttpOnly,
+ *   SameSite=Strict, Path=/volumes, until the token expires) so Neuroglancer's plain fetches of
+ *   /volumes carry credentials; `DELETE` clears it.
+ * - `GET /api/volumes/<dataset>/<layer>/histogram` and `/trace`: sampling (`volumes/sampling.ts`).
+ * Effects: file reads, writes the response.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TokenClaims } from '@plexus/shared';
+import { parseBox } from '../volumes/precomputed.ts';
+import { circleMask, histogram, maskTrace, roiTrace, scaleOf } from '../volumes/sampling.ts';
+import { checkSegment, type Volumes } from '../volumes/volume-store.ts';
+import { HttpError, sendJson } from './respond.ts';
+import { VOLUME_COOKIE, VOLUMES_PREFIX, volumeHttpError } from './volumes.ts';
+
+export interface VolumeApiDeps {
+  volumes: Volumes;
+  /** Most voxels one sampling request may read. */
+  maxSampleVoxels: number;
+  publicUrl: (req: IncomingMessage) => string;
+}
+
+function sessionCookie(req: IncomingMessage, deps: VolumeApiDeps, value: string, maxAge: number): string {
+  const secure = deps.publicUrl(req).startsWith('https:') ? '; Secure' : '';
+  return `${VOLUME_COOKIE}=${value}; Path=${VOLUMES_PREFIX}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure}`;
+}
+
+/** A query parameter as a number (integer when `integer`), `dflt` when absent; HttpError 400 otherwise. */
+function num(url: URL, name: string, dflt: number | undefined, integer = true): number {
+  const v = url.searchParams.get(name);
+  if (v === null || v === '') {
+    if (dflt === undefined) throw new HttpError(400, 'bad-request', `query parameter ${name} is required`);
+    return dflt;
+  }
+  const n = Number(v);
+  if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) throw new HttpError(400, 'bad-request', `${name} must be ${integer ? 'an integer' : 'a number'}, got "${v}"`);
+  return n;
+}
+
+function name(part: string | undefined, what: string): string {
+  let d: string;
+  try {
+    d = decodeURIComponent(part ?? '');
+    checkSegment(d);
+  } catch {
+    throw new HttpError(400, 'bad-path', `${what} "${part ?? ''}" is not a valid name`);
+  }
+  return d;
+}
+
+/** Handles /api/volume-session and /api/volumes/…; `auth` is the verified bearer token, `parts` the path segments after /api. */
+export async function handleVolumeApi(deps: VolumeApiDeps, auth: { claims: TokenClaims; token: string }, req: IncomingMessage, res: ServerResponse, url: URL, parts: string[]): Promise<void> {
+  const method = req.method ?? 'GET';
+  if (parts[0] === 'volume-session' && parts.length === 1) {
+    if (method === 'POST') {
+      const maxAge = Math.max(0, auth.claims.exp - Math.floor(Date.now() / 1000));
+      res.writeHead(204, { 'set-cookie': sessionCookie(req, deps, auth.token, maxAge), 'cache-control': 'no-store' }).end();
+      return;
+    }
+    if (method === 'DELETE') {
+      res.writeHead(204, { 'set-cookie': sessionCookie(req, deps, '', 0), 'cache-control': 'no-store' }).end();
+      return;
+    }
+    throw new HttpError(405, 'method-not-allowed', 'volume-session takes POST (set the cookie) or DELETE (clear it)');
+  }
+  if (parts[0] !== 'volumes' || parts.length !== 4 || method !== 'GET') throw new HttpError(404, 'not-found', `no API route ${method} ${url.pathname}`);
+  const dataset = name(parts[1], 'dataset');
+  const layer = name(parts[2], 'layer');
+  const limit = { maxVoxels: deps.maxSampleVoxels };
+  try {
+    const volume = await deps.volumes.openLayer(dataset, layer);
+    const scale = num(url, 'scale', 0);
+    scaleOf(volume, scale);
+    if (parts[3] === 'histogram') {
+      const bbox = url.searchParams.get('bbox');
+      const min = url.searchParams.get('min');
+      const max = url.searchParams.get('max');
+      if ((min === null) !== (max === null)) throw new HttpError(400, 'bad-request', 'give both min and max for a histogram range, or neither');
+      const range: [number, number] | undefined = min !== null ? [num(url, 'min', undefined, false), num(url, 'max', undefined, false)] : undefined;
+      const box = bbox ? parseBox(bbox) : undefined;
+      const h = await histogram(volume, scale, box, num(url, 'bins', 64), range, limit);
+      const s = volume.info.scales[scale]!;
+      const b = box ?? { min: s.voxel_offset, max: [0, 1, 2].map((d) => s.voxel_offset[d]! + s.size[d]!) };
+      sendJson(res, 200, { dataset, layer, scale, bbox: [...b.min, ...b.max], ...h });
+      return;
+    }
+    if (parts[3] === 'trace') {
+      const z0 = url.searchParams.get('z0');
+      const z: [number, number] | undefined = z0 !== null ? [num(url, 'z0', undefined), num(url, 'z1', undefined)] : undefined;
+      const labels = url.searchParams.get('labels');
+      let trace;
+      let roi: Record<string, unknown>;
+      if (labels !== null) {
+        const id = num(url, 'roi', undefined);
+        trace = await roiTrace(volume, await deps.volumes.openLayer(dataset, name(labels, 'labels layer')), id, { ...limit, scale, z });
+        roi = { labels, roi: id };
+      } else if (url.searchParams.has('x')) {
+        const circle = { x: num(url, 'x', undefined, false), y: num(url, 'y', undefined, false), r: num(url, 'r', undefined, false) };
+        if (circle.r > 256) throw new HttpError(400, 'bad-request', 'r must be at most 256 pixels');
+        trace = await maskTrace(volume, scale, circleMask(circle.x, circle.y, circle.r), { ...limit, z });
+        roi = { circle };
+      } else throw new HttpError(400, 'bad-request', 'a trace needs labels=<layer>&roi=<id>, or x=&y=&r= (a circle, pixel units)');
+      sendJson(res, 200, { dataset, layer, scale, ...roi, ...trace });
+      return;
+    }
+    throw new HttpError(404, 'not-found', `no volume API route ${parts[3]}: use histogram or trace`);
+  } catch (e) {
+    const err = volumeHttpError(e);
+    if (err?.status === 503) res.setHeader('retry-after', '2');
+    throw err ?? e;
+  }
+}
