@@ -28,10 +28,11 @@ import { handleApi } from './http/api.ts';
 import { handleVolumes, isVolumePath } from './http/volumes.ts';
 import { Volumes } from './volumes/volume-store.ts';
 import { DEMO_DATASET } from './volumes/demo/demo-dataset.ts';
-import { ensureDemoDataset, isDemoDatasetCurrent } from './volumes/demo/ensure-demo.ts';
+import { demoDatasetDir, ensureDemoDataset, isDemoDatasetCurrent } from './volumes/demo/ensure-demo.ts';
 import { sendError } from './http/respond.ts';
 import { staticFiles } from './http/static-files.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from './demo.ts';
+import { addDemoRois } from './demo-viewer.ts';
 
 export const VERSION = '0.1.0';
 
@@ -103,7 +104,8 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
   workspaces.onDelete = (id) => bridge.closeAll(id, CloseCodes.NotFound);
 
   warmUp();
-  if (config.seedDemo && store.list().length === 0) {
+  const seededDemo = config.seedDemo && store.list().length === 0;
+  if (seededDemo) {
     workspaces.create({ id: DEMO_WORKSPACE_ID, name: 'Demo workspace', fill: fillDemo });
     log.info('seeded the demo workspace', { ws: DEMO_WORKSPACE_ID });
   }
@@ -112,12 +114,21 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
   // at once and /volumes/calcium-demo answers 503 "generating" until it is ready.
   const volumes = new Volumes(path.join(config.dataDir, 'volumes'));
   const stopGenerating = new AbortController();
+  let demoData: Promise<unknown> = Promise.resolve();
   if (config.seedDemo && !isDemoDatasetCurrent(config.dataDir, config.demoData)) {
     const work = ensureDemoDataset(config.dataDir, log, { ...config.demoData, worker: true, signal: stopGenerating.signal });
     work.catch((e) => {
       if (!stopGenerating.signal.aborted) log.error('could not generate the demo dataset', { err: e });
     });
     volumes.track(DEMO_DATASET, work);
+    demoData = work;
+  }
+  if (seededDemo) {
+    // The demo's ROI markers come from the dataset's ground truth, once it exists.
+    void demoData
+      .then(() => fs.promises.readFile(path.join(demoDatasetDir(config.dataDir), 'tables', 'rois.csv'), 'utf8'))
+      .then((csv) => workspaces.change(DEMO_WORKSPACE_ID, (doc) => addDemoRois(doc, csv)))
+      .catch((e) => log.warn('could not add the demo ROIs', { err: e }));
   }
 
   let ready = false;

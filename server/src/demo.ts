@@ -4,6 +4,7 @@
  */
 import type * as Y from 'yjs';
 import { createCell, postMessage, serverOrigin } from '@plexus/shared';
+import { fillDemoViewer } from './demo-viewer.ts';
 
 export const DEMO_WORKSPACE_ID = 'demo';
 
@@ -27,6 +28,22 @@ export function fillDemo(doc: Y.Doc): void {
     kind: 'sql', author, name: 'summary',
     source: 'SELECT 42 AS answer, \'neurons\' AS unit;',
   }, o);
+  createCell(doc, {
+    kind: 'markdown', author,
+    source: [
+      '## The viewer: a two-photon recording',
+      '',
+      'The viewer shows a **synthetic calcium-imaging recording**: 256×256 pixels (1 µm each), 900 frames at 30 Hz, about 60 neurons with GCaMP6f-like transients, neuropil, a blood vessel, drift, shot noise and a little motion. Time is the third axis, `t`.',
+      '',
+      '- Scroll or press `,` / `.` over the image to step through frames; drag to pan, Ctrl+wheel to zoom',
+      '- Layers **mean**, **max** (projections) and **labels** (ground-truth footprints) are hidden: click their names to show them',
+      '- **ROIs** marks each neuron\'s centroid; step through them with ‹ › in the viewer toolbar',
+      '- *Shared view* moves everyone together; choose *On my own* to look around alone, or *Follow…* someone',
+      '',
+      'The ground truth (ROI table, noise-free traces, spike times) is served beside the volumes in `/volumes/calcium-demo/tables/`.',
+    ].join('\n'),
+  }, o);
+  fillDemoViewer(doc);
   postMessage(doc, {
     author: { id: 'plexus', name: 'Plexus', kind: 'system' },
     text: 'Welcome! This chat is stored in the workspace: everyone here sees it.',

@@ -86,14 +86,20 @@ export class Workspaces {
   async rename(id: string, name: unknown): Promise<WorkspaceRecord> {
     this.get(id);
     const clean = cleanName(name, '');
+    await this.change(id, (doc) => setTitle(doc, clean, serverOrigin('rename')));
+    this.store.rename(id, clean);
+    return this.get(id);
+  }
+
+  /** Runs `fn` on the live document of a workspace (loading it if needed); `fn` passes its own origin. */
+  async change(id: string, fn: (doc: Y.Doc) => void): Promise<void> {
+    this.get(id);
     const conn = await this.hocuspocus.openDirectConnection(id);
     try {
-      await conn.transact((doc) => setTitle(doc, clean, serverOrigin('rename')));
+      await conn.transact(fn);
     } finally {
       await conn.disconnect();
     }
-    this.store.rename(id, clean);
-    return this.get(id);
   }
 
   /** Deletes a workspace: closes its connections and removes it from storage. */

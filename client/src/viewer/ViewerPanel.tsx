@@ -5,10 +5,10 @@
  * writes through ViewerBinding.
  */
 import { useEffect, useRef, useState } from 'react';
-import { canWrite, readViewerState, type NgState } from '@plexus/shared';
+import { canWrite, readViewerState, sourceUrls, type NgState } from '@plexus/shared';
 import { useSession } from '../collab/context.tsx';
 import { useLocalUser } from '../state/user.ts';
-import { ensureVolumeSession } from './volumeSession.ts';
+import { ensureVolumeSession, localDatasets, waitForVolumes } from './volumeSession.ts';
 import { ViewerToolbar } from './ViewerToolbar.tsx';
 import { useViewerUi } from './viewerUi.ts';
 import type { NeuroglancerHost } from './neuroglancerHost.ts';
@@ -27,6 +27,7 @@ export function ViewerPanel({ token }: { token: string }) {
   const containerRef = useRef<HTMLDivElement>(null);
   const [binding, setBinding] = useState<ViewerBinding | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [waiting, setWaiting] = useState<string[]>([]);
   const setMode = useViewerUi((s) => s.setMode);
 
   useEffect(() => {
@@ -37,6 +38,9 @@ export function ViewerPanel({ token }: { token: string }) {
     (async () => {
       // Neuroglancer fetches volumes with plain requests: a cookie carries the token for them.
       await ensureVolumeSession(token).catch(() => undefined);
+      await waitForVolumes(localDatasets(sourceUrls(readViewerState(session.doc))), (w) => !disposed && setWaiting(w));
+      if (disposed) return;
+      setWaiting([]);
       const { NeuroglancerHost } = await import('./neuroglancerHost.ts');
       if (disposed) return;
       host = new NeuroglancerHost(container);
@@ -68,7 +72,11 @@ export function ViewerPanel({ token }: { token: string }) {
     <div className="viewer-panel" data-testid="viewer-panel" aria-label="Neuroglancer viewer">
       <ViewerToolbar binding={binding} />
       <div className="viewer-stage" ref={containerRef} data-testid="viewer-stage" data-ready={binding ? 'true' : undefined}>
-        {!binding && !error && <div className="viewer-loading">Loading viewer…</div>}
+        {!binding && !error && (
+          <div className="viewer-loading" role="status">
+            {waiting.length ? `Preparing ${waiting.join(', ')} on the server…` : 'Loading viewer…'}
+          </div>
+        )}
         {error && (
           <div className="viewer-loading viewer-error" role="alert">
             The viewer could not start: {error}

@@ -99,7 +99,10 @@ export class ViewerBinding {
   /** The document's state (same form) as of the last apply. */
   private lastDoc: NgState = {};
   private applying = false;
+  /** A write of local changes is scheduled (timer or microtask). */
+  private writePending = false;
   private writeTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastWriteAt = 0;
   private remoteScheduled = false;
   private deferTimer: ReturnType<typeof setTimeout> | undefined;
   private awarenessTimer: ReturnType<typeof setTimeout> | undefined;
@@ -137,7 +140,7 @@ export class ViewerBinding {
   }
 
   dispose(): void {
-    if (this.writeTimer) this.flushLocal();
+    if (this.writePending) this.flushLocal();
     clearTimeout(this.deferTimer);
     clearTimeout(this.awarenessTimer);
     for (const d of this.disposers.splice(0)) d();
@@ -155,7 +158,7 @@ export class ViewerBinding {
   }
 
   setMode(mode: NavMode, reason?: string): void {
-    if (this.writeTimer) this.flushLocal();
+    if (this.writePending) this.flushLocal();
     this.mode = mode;
     this.followCamera = undefined;
     if (mode.kind === 'shared') {
@@ -234,13 +237,20 @@ export class ViewerBinding {
 
   private onViewerChange(): void {
     if (this.applying) return;
-    if (!this.writeTimer) this.writeTimer = setTimeout(() => this.flushLocal(), WRITE_INTERVAL_MS);
+    if (this.writePending) return;
+    this.writePending = true;
+    // Leading edge: the first change after a quiet spell is written at once (after the burst of
+    // synchronous events one interaction raises); then at most one write per interval.
+    const wait = WRITE_INTERVAL_MS - (Date.now() - this.lastWriteAt);
+    if (wait <= 0) queueMicrotask(() => this.writePending && this.flushLocal());
+    else this.writeTimer = setTimeout(() => this.flushLocal(), wait);
   }
 
   /** Records what changed in the viewer since the last sync. */
   private flushLocal(): void {
     clearTimeout(this.writeTimer);
     this.writeTimer = undefined;
+    this.writePending = false;
     const raw = portableState(this.host.getState(), this.opts.pageOrigin);
     if (this.mode.kind === 'follow' && this.followCamera && !camerasClose(cameraOf(raw), this.followCamera)) {
       // The person moved: stop following, stay where they are.
@@ -252,6 +262,7 @@ export class ViewerBinding {
     if (!jsonEqual(cur, this.lastNg)) {
       if (!jsonEqual(cameraOf(cur), cameraOf(this.lastNg))) this.lastLocalCameraAt = Date.now();
       if (!this.opts.readOnly) applyViewerDelta(this.session.doc, this.lastNg, cur, this.origin);
+      this.lastWriteAt = Date.now();
     }
     this.lastNg = cur;
     this.publish();
@@ -268,7 +279,7 @@ export class ViewerBinding {
 
   /** Applies what changed in the document since the last apply. */
   private applyRemote(initial: boolean): void {
-    if (this.writeTimer) this.flushLocal();
+    if (this.writePending) this.flushLocal();
     const target = this.docView();
     const base = this.lastDoc;
     const deferCamera = !initial && this.mode.kind === 'shared' && Date.now() - this.lastLocalCameraAt < DRAG_QUIET_MS;
@@ -399,7 +410,7 @@ export class ViewerBinding {
       return;
     }
     if (!p.camera || (this.followCamera && jsonEqual(this.followCamera, p.camera))) return;
-    if (this.writeTimer) this.flushLocal();
+    if (this.writePending) this.flushLocal();
     if (this.mode.kind !== 'follow') return; // the flush noticed a move of our own
     const cam = p.camera;
     this.applyCamera(cam, p.selectedLayer !== undefined ? { selectedLayer: p.selectedLayer } : undefined);
