@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_PORT, REPO_ROOT, spawnServer, writeState, type ServerState } from './support/server.ts';
+import { demoDatasetDir, writeDemoDatasetAtomically } from '../server/src/volumes/demo/ensure-demo.ts';
+import { E2E_DEMO_FRAMES } from './support/viewer.ts';
 
 export default async function globalSetup(): Promise<void> {
   const index = path.join(REPO_ROOT, 'client/dist/index.html');
@@ -15,6 +17,8 @@ export default async function globalSetup(): Promise<void> {
   }
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-e2e-'));
   const dataDir = path.join(root, 'data');
+  // The viewer tests look at the demo recording: a short one (same field of view) is enough.
+  await writeDemoDatasetAtomically(demoDatasetDir(dataDir), { params: { frames: E2E_DEMO_FRAMES } });
   const wanted = Number(process.env.PLEXUS_E2E_PORT ?? DEFAULT_PORT);
   let started;
   try {

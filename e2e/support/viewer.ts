@@ -7,6 +7,9 @@ import type { Page } from '@playwright/test';
 import { replaceViewerState, serverOrigin, type NgState } from '@plexus/shared';
 import { expect, type Plexus } from './plexus.ts';
 
+/** Frames of the demo recording generated for the e2e server (global-setup.ts). */
+export const E2E_DEMO_FRAMES = 60;
+
 /** Writes a viewer state into a workspace, as an import would. */
 export function seedViewer(plexus: Plexus, workspaceId: string, state: NgState): Promise<void> {
   return plexus.withDoc(workspaceId, (doc) => replaceViewerState(doc, state, serverOrigin('e2e-seed')));

@@ -64,7 +64,8 @@ function apply(t: Trackable | undefined, v: Json | undefined): boolean {
 
 /** One embedded Neuroglancer viewer. */
 export class NeuroglancerHost {
-  private readonly viewer: NgViewer;
+  /** Neuroglancer's Viewer (typed structurally; tests reach layers through it). */
+  readonly viewer: NgViewer;
   private readonly mount: HTMLDivElement;
 
   constructor(container: HTMLElement) {

@@ -306,6 +306,15 @@ export class ViewerBinding {
       const local = (s: NgState) => localizeState(s, this.opts.pageOrigin);
       if (Object.keys(top).length) this.host.setTopLevel(local({ ...top, layers: undefined } as never) as Record<string, Json>);
       this.applyLayers(normalizeLayers(local(base).layers), normalizeLayers(local(target).layers));
+      if (initial) {
+        // A fresh viewer also takes the document's personal keys (the selected layer, panels of
+        // an imported state) as a starting point, once its layers exist; after that they are each
+        // person's own.
+        const full = readViewerState(this.session.doc);
+        const personal: Record<string, Json> = {};
+        for (const k of PERSONAL_KEYS) if (full[k] !== undefined) personal[k] = full[k];
+        if (Object.keys(personal).length) this.host.setTopLevel(personal);
+      }
     } finally {
       this.applying = false;
     }

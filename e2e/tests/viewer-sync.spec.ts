@@ -1,0 +1,59 @@
+/**
+ * Shared viewer state between two browsers on the demo recording: a LUT change and a new
+ * annotation by alice reach bob's Neuroglancer — its state and what its canvas shows.
+ */
+import { ALICE, BOB, expect, openWorkspace, test, uniq } from '../support/plexus.ts';
+import { docState, E2E_DEMO_FRAMES, ngState, seedViewer, viewerCanvas, waitViewer } from '../support/viewer.ts';
+import { demoViewerState } from '../../server/src/demo-viewer.ts';
+
+test('alice changes the movie LUT and adds an annotation; bob sees both, in state and on screen', async ({ plexus, actor }) => {
+  const { workspace } = await plexus.createWorkspace(`viewer sync ${uniq()}`);
+  const state = demoViewerState() as any;
+  state.position = [128, 128, E2E_DEMO_FRAMES / 2];
+  // Alice's annotation tool: a point on the ROI layer.
+  state.layers.find((l: any) => l.name === 'ROIs').tool = 'annotatePoint';
+  state.selectedLayer = { layer: 'ROIs', visible: false };
+  await seedViewer(plexus, workspace.id, state);
+  const link = await plexus.share(workspace.id, 'editor');
+  const alice = await actor(ALICE);
+  const bob = await actor(BOB);
+  await openWorkspace(alice.page, plexus, workspace.id);
+  await openWorkspace(bob.page, plexus, workspace.id, link.token);
+  await waitViewer(alice.page);
+  await waitViewer(bob.page);
+
+  // Bob's canvas once the movie has drawn: wait for two identical screenshots in a row.
+  let before = await viewerCanvas(bob.page).screenshot();
+  await expect.poll(async () => {
+    const next = await viewerCanvas(bob.page).screenshot();
+    const same = next.equals(before);
+    before = next;
+    return same;
+  }, { timeout: 20_000, intervals: [500] }).toBe(true);
+
+  // Alice narrows the movie's LUT the way the invlerp widget does: on the layer's control state.
+  await alice.page.evaluate(() => {
+    const host = (globalThis as any).__plexusViewer.host;
+    const lm = host.viewer.layerManager;
+    lm.getLayerByName('movie').layer.shaderControlState.restoreState({ normalized: { range: [100, 140] } });
+  });
+  // …and ctrl+clicks in the image to place a point with the layer's tool.
+  const box = (await viewerCanvas(alice.page).boundingBox())!;
+  await alice.page.keyboard.down('Control');
+  await alice.page.mouse.click(box.x + box.width * 0.6, box.y + box.height * 0.45);
+  await alice.page.keyboard.up('Control');
+
+  const rois = (s: any) => s.layers.find((l: any) => l.name === 'ROIs').annotations ?? [];
+  const movie = (s: any) => s.layers.find((l: any) => l.name === 'movie');
+  // Bob's Neuroglancer has both changes…
+  await expect.poll(async () => movie(await ngState(bob.page)).shaderControls?.normalized?.range).toEqual([100, 140]);
+  await expect.poll(async () => rois(await ngState(bob.page)).length).toBe(1);
+  const added = rois(await ngState(bob.page))[0];
+  expect(added.type).toBe('point');
+  expect(rois(await ngState(alice.page))[0].id).toBe(added.id);
+  // …the document holds them…
+  expect(movie(await docState(bob.page)).shaderControls.normalized.range).toEqual([100, 140]);
+  expect(rois(await docState(bob.page)).map((a: any) => a.id)).toEqual([added.id]);
+  // …and his canvas shows them.
+  await expect.poll(async () => (await viewerCanvas(bob.page).screenshot()).equals(before), { timeout: 15_000 }).toBe(false);
+});
