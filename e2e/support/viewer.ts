@@ -5,7 +5,7 @@
  */
 import type { Page } from '@playwright/test';
 import { replaceViewerState, serverOrigin, type NgState } from '@plexus/shared';
-import { expect, type Plexus } from './plexus.ts';
+import { ALICE, BOB, expect, openWorkspace, uniq, type Actors, type Plexus } from './plexus.ts';
 
 /** Frames of the demo recording generated for the e2e server (global-setup.ts). */
 export const E2E_DEMO_FRAMES = 60;
@@ -69,4 +69,18 @@ export function annotationState(): NgState {
     ],
     layout: 'xy',
   } as NgState;
+}
+
+/** Alice (owner) and Bob (editor) with the viewer open on a fresh workspace holding `state`. */
+export async function twoInViewer(plexus: Plexus, actor: Actors, name: string, state: NgState = annotationState()) {
+  const { workspace } = await plexus.createWorkspace(`${name} ${uniq()}`);
+  await seedViewer(plexus, workspace.id, state);
+  const link = await plexus.share(workspace.id, 'editor');
+  const alice = await actor(ALICE);
+  const bob = await actor(BOB);
+  await openWorkspace(alice.page, plexus, workspace.id);
+  await openWorkspace(bob.page, plexus, workspace.id, link.token);
+  await waitViewer(alice.page);
+  await waitViewer(bob.page);
+  return { workspace, alice, bob };
 }

@@ -2,22 +2,8 @@
  * The shared viewer's navigation: the shared camera, following a person through awareness,
  * "bring everyone here", ROI stepping, and state links that import identically elsewhere.
  */
-import { ALICE, BOB, expect, openWorkspace, test, uniq, type Actors, type Plexus } from '../support/plexus.ts';
-import { annotationState, docState, dragViewer, navMode, ngPosition, ngState, samePosition, seedViewer, waitViewer } from '../support/viewer.ts';
-
-/** Alice (owner) and Bob (editor) with the viewer open on a fresh workspace holding annotationState(). */
-async function twoInViewer(plexus: Plexus, actor: Actors, name: string) {
-  const { workspace } = await plexus.createWorkspace(`${name} ${uniq()}`);
-  await seedViewer(plexus, workspace.id, annotationState());
-  const link = await plexus.share(workspace.id, 'editor');
-  const alice = await actor(ALICE);
-  const bob = await actor(BOB);
-  await openWorkspace(alice.page, plexus, workspace.id);
-  await openWorkspace(bob.page, plexus, workspace.id, link.token);
-  await waitViewer(alice.page);
-  await waitViewer(bob.page);
-  return { workspace, alice, bob };
-}
+import { ALICE, BOB, expect, openWorkspace, test, uniq } from '../support/plexus.ts';
+import { annotationState, docState, dragViewer, navMode, ngPosition, ngState, samePosition, seedViewer, twoInViewer, waitViewer } from '../support/viewer.ts';
 
 test('shared view: a camera move by alice reaches bob through the document', async ({ plexus, actor }) => {
   const { workspace, alice, bob } = await twoInViewer(plexus, actor, 'viewer shared');

@@ -2,25 +2,17 @@
  * Shared viewer state between two browsers on the demo recording: a LUT change and a new
  * annotation by alice reach bob's Neuroglancer — its state and what its canvas shows.
  */
-import { ALICE, BOB, expect, openWorkspace, test, uniq } from '../support/plexus.ts';
-import { docState, E2E_DEMO_FRAMES, ngState, seedViewer, viewerCanvas, waitViewer } from '../support/viewer.ts';
+import { expect, test } from '../support/plexus.ts';
+import { docState, E2E_DEMO_FRAMES, ngState, twoInViewer, viewerCanvas } from '../support/viewer.ts';
 import { demoViewerState } from '../../server/src/demo-viewer.ts';
 
 test('alice changes the movie LUT and adds an annotation; bob sees both, in state and on screen', async ({ plexus, actor }) => {
-  const { workspace } = await plexus.createWorkspace(`viewer sync ${uniq()}`);
   const state = demoViewerState() as any;
   state.position = [128, 128, E2E_DEMO_FRAMES / 2];
   // Alice's annotation tool: a point on the ROI layer.
   state.layers.find((l: any) => l.name === 'ROIs').tool = 'annotatePoint';
   state.selectedLayer = { layer: 'ROIs', visible: false };
-  await seedViewer(plexus, workspace.id, state);
-  const link = await plexus.share(workspace.id, 'editor');
-  const alice = await actor(ALICE);
-  const bob = await actor(BOB);
-  await openWorkspace(alice.page, plexus, workspace.id);
-  await openWorkspace(bob.page, plexus, workspace.id, link.token);
-  await waitViewer(alice.page);
-  await waitViewer(bob.page);
+  const { alice, bob } = await twoInViewer(plexus, actor, 'viewer sync', state);
 
   // Bob's canvas once the movie has drawn: wait for two identical screenshots in a row.
   let before = await viewerCanvas(bob.page).screenshot();
