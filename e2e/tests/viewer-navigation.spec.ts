@@ -117,6 +117,14 @@ test('a state link exported by alice imports identically in a fresh workspace', 
   expect(stored.layers).toEqual(exported.layers);
   expect(stored.position).toEqual(exported.position);
 
+  // Shared in the chat, the link is masked and opens in the viewer for whoever clicks it.
+  await alice.page.getByTestId('viewer-share-chat').click();
+  const masked = alice.page.getByTestId('chat-ng-link');
+  await expect(masked).toHaveCount(1);
+  await expect(masked.locator('a')).toHaveText('Neuroglancer view (neuroglancer-demo.appspot.com)');
+  expect((await masked.locator('a').getAttribute('href'))!.length).toBeGreaterThan(500);
+  await expect(alice.page.getByTestId('chat-message').last().locator('.chat-text')).not.toContainText('%7B');
+
   // Garbage is refused with a clear message and changes nothing.
   await alice.page.getByTestId('viewer-import-text').fill('https://example.org/#!{"layers": [');
   await alice.page.getByTestId('viewer-import').click();

@@ -17,6 +17,8 @@ import {
   StateParseError,
   userOrigin,
   addAnnotations,
+  splitLinks,
+  isStateLink,
 } from '../src/index.ts';
 import { CALCIUM_STATE, MULTI_LAYER_STATE } from './fixtures/ng-states.ts';
 
@@ -84,5 +86,29 @@ describe('named views', () => {
     expect(s.layers[0].shaderControls.normalized.range).toEqual([40, 220]);
     expect(s.layers[1].visible).toBe(false);
     expect(s.layers[2].annotations).toHaveLength(5);
+  });
+});
+
+describe('links in chat text', () => {
+  it('masks Neuroglancer state links and keeps the rest of the text', () => {
+    const link = stateLink(CALCIUM_STATE, 'https://ng.example.org/');
+    const segs = splitLinks(`Look at this: ${link} and tell me.`);
+    expect(segs).toEqual([
+      { kind: 'text', text: 'Look at this: ' },
+      { kind: 'link', url: link, label: 'Neuroglancer view (ng.example.org)', neuroglancer: true },
+      { kind: 'text', text: ' and tell me.' },
+    ]);
+  });
+
+  it('reads markdown links (as maskedLink writes them) and bare URLs with sentence punctuation', () => {
+    const url = 'https://h.org/#!%7B%22layers%22%3A%5B%5D%7D';
+    expect(splitLinks(maskedLink(url, 'ROI 12'))).toEqual([{ kind: 'link', url, label: 'ROI 12 (h.org)', neuroglancer: true }]);
+    expect(splitLinks('see https://example.org/paper.')).toEqual([
+      { kind: 'text', text: 'see ' },
+      { kind: 'link', url: 'https://example.org/paper', label: 'https://example.org/paper', neuroglancer: false },
+      { kind: 'text', text: '.' },
+    ]);
+    expect(splitLinks('no links here')).toEqual([{ kind: 'text', text: 'no links here' }]);
+    expect(isStateLink('https://h.org/#section')).toBe(false);
   });
 });

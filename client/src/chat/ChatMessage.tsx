@@ -2,6 +2,7 @@
 import { memo } from 'react';
 import type { ChatMessageView } from '@plexus/shared';
 import { initials } from '../presence/initials.ts';
+import { MessageText } from './MessageText.tsx';
 
 const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
 const dateFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
@@ -36,7 +37,9 @@ export const ChatMessage = memo(function ChatMessage({ m, own }: { m: ChatMessag
           {m.status === 'stopped' && <span className="chat-flag">stopped</span>}
           {m.status === 'error' && <span className="chat-flag error">error</span>}
         </div>
-        <div className="chat-text">{m.text}</div>
+        <div className="chat-text">
+          <MessageText text={m.text} />
+        </div>
       </div>
     </li>
   );

@@ -29,7 +29,7 @@ export const useUi = create<UiState>()(
   persist(
     (set) => ({
       chatWidth: 340,
-      viewerWidth: 560,
+      viewerWidth: 480,
       viewerCollapsed: false,
       helpOpen: false,
       shareOpen: false,

@@ -7,6 +7,10 @@ import {
   canWrite,
   getSettings,
   localizeState,
+  maskedLink,
+  MAX_CHAT_MESSAGE_CHARS,
+  postMessage,
+  readPresence,
   parseStateInput,
   portableState,
   replaceViewerState,
@@ -44,6 +48,15 @@ export function StateMenu({ binding }: { binding: ViewerBinding | null }) {
   const editable = canWrite(session.role);
   const host = getSettings(session.doc).neuroglancerHost;
   const exported = () => localizeState(binding!.currentState(), window.location.origin);
+
+  const shareInChat = (): string => {
+    const link = stateLink(exported(), host);
+    const me = readPresence(session.awareness.getLocalState())?.user;
+    const text = `Here is what I am looking at: ${maskedLink(link)}`;
+    if (text.length > MAX_CHAT_MESSAGE_CHARS) return 'This state is too large for a chat message; save it as a named view instead.';
+    postMessage(session.doc, { author: { id: me?.id ?? 'unknown', name: me?.name ?? 'Someone', kind: 'person', color: me?.color }, text }, session.origin);
+    return 'Shared in the chat.';
+  };
 
   const doImport = async (input: string) => {
     setError(null);
@@ -89,6 +102,11 @@ export function StateMenu({ binding }: { binding: ViewerBinding | null }) {
           >
             Download JSON
           </button>
+          {editable && (
+            <button className="btn btn-small" data-testid="viewer-share-chat" onClick={() => setDone(shareInChat())}>
+              Share in chat
+            </button>
+          )}
           <button className="btn btn-small" data-testid="viewer-copy-link" onClick={async () => setDone((await copy(stateLink(exported(), host))) ? 'Link copied.' : 'Copy failed: your browser refused clipboard access.')}>
             Copy link
           </button>

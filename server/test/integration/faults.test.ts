@@ -78,6 +78,8 @@ describe('storage faults', () => {
     await waitFor(() => w.provider.unsyncedChanges === 0, { message: 'ack' });
     w.destroy();
     await waitFor(() => !s.hocuspocus.documents.has(id), { message: 'unloaded' });
+    // The unload folds the log into the snapshot on a worker: let it finish before comparing.
+    await waitFor(() => s.store.logLength(id) === 0, { message: 'compacted at unload' });
     // Make the store fail on read (e.g. an I/O error), then connect.
     const realLoad = s.store.loadParts.bind(s.store);
     s.store.loadParts = () => {

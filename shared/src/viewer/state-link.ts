@@ -75,3 +75,53 @@ export function maskedLink(url: string, label?: string): string {
   }
   return `[${label ?? 'Neuroglancer view'} (${host})](${url})`;
 }
+
+export type TextSegment =
+  | { kind: 'text'; text: string }
+  /** A link; `neuroglancer` when it carries a Neuroglancer state (shown masked). */
+  | { kind: 'link'; url: string; label: string; neuroglancer: boolean };
+
+/** True for URLs whose fragment carries a Neuroglancer state (`#!{…}`, encoded or not, or `#!gs://…`). */
+export function isStateLink(url: string): boolean {
+  const i = url.indexOf('#!');
+  if (i < 0) return false;
+  const rest = url.slice(i + 2);
+  return /^(\{|%7B|https?:|gs:|s3:)/i.test(rest);
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host || 'link';
+  } catch {
+    return 'link';
+  }
+}
+
+/**
+ * Splits chat text into plain text and links — markdown `[label](url)` and bare http(s) URLs —
+ * so that Neuroglancer state links, which run to thousands of characters, can be shown masked.
+ */
+export function splitLinks(text: string): TextSegment[] {
+  const out: TextSegment[] = [];
+  const re = /\[([^\]\n]{1,200})\]\((https?:\/\/[^\s)]+)\)|(https?:\/\/[^\s<>"']+)/g;
+  let last = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m.index > last) out.push({ kind: 'text', text: text.slice(last, m.index) });
+    let url = m[2] ?? m[3]!;
+    let trailing = '';
+    // A bare URL at the end of a sentence: the final punctuation is not part of it.
+    if (!m[2]) {
+      const t = /[.,;:!?)]+$/.exec(url);
+      if (t && !isStateLink(url)) {
+        trailing = t[0];
+        url = url.slice(0, -trailing.length);
+      }
+    }
+    const ng = isStateLink(url);
+    out.push({ kind: 'link', url, neuroglancer: ng, label: m[1] ?? (ng ? `Neuroglancer view (${hostOf(url)})` : url) });
+    if (trailing) out.push({ kind: 'text', text: trailing });
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push({ kind: 'text', text: text.slice(last) });
+  return out;
+}
