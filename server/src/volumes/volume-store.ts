@@ -43,6 +43,8 @@ export function checkSegment(segment: string): void {
 
 export class Volumes {
   private readonly generating = new Map<string, Promise<unknown>>();
+  /** realpath of the root once it exists (the root itself is not expected to move while serving). */
+  private rootReal: string | null = null;
 
   constructor(readonly root: string) {}
 
@@ -73,8 +75,9 @@ export class Volumes {
   }
 
   private async realRoot(): Promise<string | null> {
+    if (this.rootReal) return this.rootReal;
     try {
-      return await fs.realpath(this.root);
+      return (this.rootReal = await fs.realpath(this.root));
     } catch {
       return null;
     }
