@@ -113,7 +113,7 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
     etag,
     'last-modified': lastModified,
     'accept-ranges': 'bytes',
-    ...(file.gzip ? { vary: 'Accept-Encoding' } : {}),
+    ...(file.gzip ? { vary: [headers.vary, 'Accept-Encoding'].filter(Boolean).join(', ') } : {}),
   };
 
   const inm = req.headers['if-none-match'];

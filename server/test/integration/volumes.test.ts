@@ -256,6 +256,9 @@ describe('access', () => {
       expect(r.status).toBe(200);
       expect(r.headers['access-control-allow-origin']).toBe('https://ng.example');
       expect(r.headers['access-control-expose-headers']).toContain('Content-Range');
+      const chunk = await rawRequest(open.url, `${S0}/0-32_0-32_0-16`, { headers: { origin: 'https://ng.example', 'accept-encoding': 'gzip' } });
+      expect(chunk.headers['access-control-allow-origin']).toBe('https://ng.example');
+      expect(chunk.headers.vary).toBe('Origin, Accept-Encoding');
       expect((await rawRequest(open.url, info, { headers: { origin: 'https://evil.example' } })).headers['access-control-allow-origin']).toBeUndefined();
       const pre = await rawRequest(open.url, info, { method: 'OPTIONS', headers: { origin: 'https://ng.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' } });
       expect(pre.status).toBe(204);
