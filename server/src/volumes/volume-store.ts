@@ -20,11 +20,13 @@ export class VolumeUnavailable extends Error {
 
 export type Resolved = { kind: 'dir'; path: string } | { kind: 'file'; path: string; stat: Stats; gzip: boolean };
 
-export interface LayerSummary {
-  name: string;
-  info: PrecomputedInfo;
-  meta: LayerMeta | null;
-}
+/** A layer: Neuroglancer precomputed (with its `info`), or zarr v2 (served as files, not sampled). */
+export type LayerSummary =
+  | { name: string; format: 'precomputed'; info: PrecomputedInfo; meta: LayerMeta | null }
+  | { name: string; format: 'zarr'; zarr: Record<string, unknown>; meta: LayerMeta | null };
+
+/** zarr v2 metadata files: the only names with a leading dot that are served. */
+export const ZARR_METADATA: ReadonlySet<string> = new Set(['.zarray', '.zattrs', '.zgroup', '.zmetadata']);
 
 export interface DatasetSummary {
   name: string;
@@ -35,10 +37,11 @@ export interface DatasetSummary {
 
 /**
  * Throws VolumeError('bad-request') unless `segment` (already percent-decoded) is a plain name:
- * not empty, not `.`/`..` or hidden (leading dot), no slash, backslash, NUL or control character.
+ * not empty, not `.`/`..` or hidden (leading dot; zarr's `.zarray` & co. excepted), no slash,
+ * backslash, NUL or control character.
  */
 export function checkSegment(segment: string): void {
-  if (segment === '' || segment.startsWith('.') || /[/\\\u0000-\u001f\u007f]/.test(segment)) throw new VolumeError('bad-request', `path segment ${JSON.stringify(segment)} is not allowed (no empty, hidden, "..", slash, backslash or control characters)`);
+  if (segment === '' || (segment.startsWith('.') && !ZARR_METADATA.has(segment)) || /[/\\\u0000-\u001f\u007f]/.test(segment)) throw new VolumeError('bad-request', `path segment ${JSON.stringify(segment)} is not allowed (no empty, hidden, "..", slash, backslash or control characters)`);
 }
 
 export class Volumes {
@@ -141,15 +144,25 @@ export class Volumes {
 
   private async layersOf(dir: string): Promise<LayerSummary[]> {
     const out: LayerSummary[] = [];
+    const json = async (file: string): Promise<unknown> => JSON.parse(await fs.readFile(file, 'utf8'));
     for (const e of (await fs.readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
       if (e.name.startsWith('.') || !e.isDirectory()) continue;
-      let info: PrecomputedInfo;
+      const at = path.join(dir, e.name);
+      const meta = await readMeta<LayerMeta>(path.join(at, 'plexus.json'));
       try {
-        info = parseInfo(JSON.parse(await fs.readFile(path.join(dir, e.name, 'info'), 'utf8')), `${e.name}/info`);
+        out.push({ name: e.name, format: 'precomputed', info: parseInfo(await json(path.join(at, 'info')), `${e.name}/info`), meta });
+        continue;
       } catch {
-        continue; // not a (supported) precomputed layer: tables/, anything else
+        // not a (supported) precomputed layer
       }
-      out.push({ name: e.name, info, meta: await readMeta<LayerMeta>(path.join(dir, e.name, 'plexus.json')) });
+      for (const file of ['.zarray', '.zgroup']) {
+        try {
+          out.push({ name: e.name, format: 'zarr', zarr: (await json(path.join(at, file))) as Record<string, unknown>, meta });
+          break;
+        } catch {
+          // not this kind of zarr node
+        }
+      }
     }
     return out;
   }
@@ -173,6 +186,8 @@ export class Volumes {
     this.requireReady(dataset);
     const dir = await this.resolve([dataset, layer]);
     if (dir.kind !== 'dir') throw new VolumeError('not-found', `${dataset}/${layer} is not a layer directory`);
+    const zarr = await Promise.all(['.zarray', '.zgroup'].map((f) => fs.stat(path.join(dir.path, f)).then(() => true, () => false)));
+    if (zarr.some(Boolean)) throw new VolumeError('unsupported', `${dataset}/${layer} is a zarr layer: it is served under /volumes, but sampling reads precomputed layers only`);
     return openLayer(dir.path, `${dataset}/${layer}`);
   }
 }
