@@ -80,8 +80,9 @@ export interface MemoryFigures {
   arrayBuffers: number;
 }
 
-export interface ChildServer {
-  kind: 'plexus' | 'bare';
+/** A server in a child process (`K` defaults to the two collaboration servers). */
+export interface ChildServer<K extends ServerKind = 'plexus' | 'bare'> {
+  kind: K;
   proc: ChildProcess;
   port: number;
   url: string;
@@ -105,9 +106,17 @@ export interface SpawnOptions {
   nodeArgs?: string[];
 }
 
-/** Starts the Plexus server (server/src/main.ts) or the bare Hocuspocus in a child process. */
-export async function spawnServer(kind: 'plexus' | 'bare', opts: SpawnOptions = {}): Promise<ChildServer> {
-  const entry = kind === 'plexus' ? path.join(repoRoot, 'server/src/main.ts') : path.join(here, 'bare-hocuspocus.ts');
+/** `plexus`: server/src/main.ts; `bare`: a bare Hocuspocus; `static`: a plain file server of env STATIC_ROOT. */
+export type ServerKind = 'plexus' | 'bare' | 'static';
+const ENTRIES: Record<ServerKind, string> = {
+  plexus: path.join(repoRoot, 'server/src/main.ts'),
+  bare: path.join(here, 'bare-hocuspocus.ts'),
+  static: path.join(here, 'static-file-server.ts'),
+};
+
+/** Starts a server of `kind` in a child process with the probe preloaded. */
+export async function spawnServer<K extends ServerKind>(kind: K, opts: SpawnOptions = {}): Promise<ChildServer<K>> {
+  const entry = ENTRIES[kind];
   const dataDir = opts.dataDir ?? (kind === 'plexus' ? tmpDir('plexus-bench-') : undefined);
   const proc = spawn(process.execPath, ['--import', 'tsx', '--import', path.join(here, 'probe.ts'), ...(opts.nodeArgs ?? []), entry], {
     cwd: repoRoot,
@@ -159,7 +168,7 @@ export async function spawnServer(kind: 'plexus' | 'bare', opts: SpawnOptions = 
       const id = nextId++;
       pending.set(id, resolve);
       proc.send({ id, cmd }, (err) => err && reject(err));
-    })) as ChildServer['probe'];
+    })) as ChildServer<K>['probe'];
 
   let stopped: Promise<void> | null = null;
   const cleanup = () => {

@@ -16,6 +16,7 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'memory', args: ['bench/memory.ts'], what: 'server memory per open idle 1,000-cell workspace' },
   { name: 'viewer-latency', args: ['bench/viewer-latency.ts'], what: 'viewer change (LUT, camera, follow) from one browser to another' },
   { name: 'server-costs', args: ['bench/server-costs.ts'], what: 'micro-costs of the Plexus hot paths' },
+  { name: 'volumes', args: ['bench/volume-serving.ts'], what: 'volume chunk serving, Plexus /volumes vs a plain Node static file server; demo dataset generation time' },
 ];
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1]?.split(',');

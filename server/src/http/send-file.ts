@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import type { Stats } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Transform, pipeline, type TransformCallback } from 'node:stream';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
 
 export interface FileToSend {
@@ -113,7 +113,7 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
     etag,
     'last-modified': lastModified,
     'accept-ranges': 'bytes',
-    ...(file.gzip ? { vary: 'Accept-Encoding' } : {}),
+    ...(file.gzip ? { vary: [headers.vary, 'Accept-Encoding'].filter(Boolean).join(', ') } : {}),
   };
 
   const inm = req.headers['if-none-match'];
@@ -146,9 +146,25 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
     res.end();
     return;
   }
-  const done = (err: Error | null | undefined) => {
-    if (err && !res.destroyed) res.destroy(err);
+  if (!file.gzip || sendGzip) streamTo(res, fs.createReadStream(file.path, { start, end }));
+  else streamTo(res, fs.createReadStream(file.path), zlib.createGunzip(), new ByteSlice(start, end, length));
+}
+
+/**
+ * Pipes `source` through `transforms` into `res`; any error destroys everything (the client sees
+ * a cut connection, the Content-Length being already sent), and so does the client leaving.
+ * Plain `pipe` rather than `stream.pipeline`: pipeline aborts an AbortController at every finish,
+ * and building that DOMException cost ~4 % of the CPU of serving small files.
+ */
+function streamTo(res: ServerResponse, source: Readable, ...transforms: Transform[]): void {
+  const all = [source, ...transforms];
+  const stop = (err?: Error) => {
+    for (const s of all) s.destroy();
+    if (err) res.destroy(err);
   };
-  if (!file.gzip || sendGzip) pipeline(fs.createReadStream(file.path, { start, end }), res, done);
-  else pipeline(fs.createReadStream(file.path), zlib.createGunzip(), new ByteSlice(start, end, length), res, done);
+  for (const s of all) s.on('error', stop);
+  res.on('close', () => stop());
+  let tail: Readable = source;
+  for (const t of transforms) tail = tail.pipe(t);
+  tail.pipe(res);
 }

@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TokenClaims } from '@plexus/shared';
-import { parseBox } from '../volumes/precomputed.ts';
+import { parseBox, scaleBox } from '../volumes/precomputed.ts';
 import { circleMask, histogram, maskTrace, roiTrace, scaleOf } from '../volumes/sampling.ts';
 import { checkSegment, type Volumes } from '../volumes/volume-store.ts';
 import { HttpError, sendJson } from './respond.ts';
@@ -80,8 +80,7 @@ export async function handleVolumeApi(deps: VolumeApiDeps, auth: { claims: Token
       const range: [number, number] | undefined = min !== null ? [num(url, 'min', undefined, false), num(url, 'max', undefined, false)] : undefined;
       const box = bbox ? parseBox(bbox) : undefined;
       const h = await histogram(volume, scale, box, num(url, 'bins', 64), range, limit);
-      const s = volume.info.scales[scale]!;
-      const b = box ?? { min: s.voxel_offset, max: [0, 1, 2].map((d) => s.voxel_offset[d]! + s.size[d]!) };
+      const b = box ?? scaleBox(volume.info.scales[scale]!);
       sendJson(res, 200, { dataset, layer, scale, bbox: [...b.min, ...b.max], ...h });
       return;
     }

@@ -1,6 +1,7 @@
 /**
  * `GET/HEAD /volumes/…`: volumes served as static Neuroglancer precomputed data
- * (`/volumes/<dataset>/<layer>/info`, `/volumes/<dataset>/<layer>/<scale key>/<chunk>`), plus
+ * (`/volumes/<dataset>/<layer>/info`, `/volumes/<dataset>/<layer>/<scale key>/<chunk>`) or zarr v2
+ * files (`.zarray`, `.zattrs`, `.zgroup`, chunks), plus
  * JSON listings at `/volumes/` (datasets) and `/volumes/<dataset>/` (layers with their info).
  * The raw request path is checked before any URL normalisation could rewrite it, so `..` in any
  * encoding, encoded slashes, backslashes, NUL and absolute paths are refused with 400.
@@ -14,7 +15,7 @@ import type { TokenClaims } from '@plexus/shared';
 import { TokenError, type TokenSigner } from '../auth/tokens.ts';
 import type { Logger } from '../log.ts';
 import { VolumeError } from '../volumes/precomputed.ts';
-import { checkSegment, VolumeUnavailable, type Volumes } from '../volumes/volume-store.ts';
+import { checkSegment, VolumeUnavailable, ZARR_METADATA, type Volumes } from '../volumes/volume-store.ts';
 import { HttpError, sendError, sendJson } from './respond.ts';
 import { sendFile } from './send-file.ts';
 
@@ -104,7 +105,7 @@ const CONTENT_TYPES: Record<string, string> = { '.json': 'application/json', '.c
 
 function contentType(file: string): string {
   const name = path.basename(file).replace(/\.gz$/, '');
-  return name === 'info' ? 'application/json' : CONTENT_TYPES[path.extname(name)] ?? 'application/octet-stream';
+  return name === 'info' || ZARR_METADATA.has(name) ? 'application/json' : CONTENT_TYPES[path.extname(name)] ?? 'application/octet-stream';
 }
 
 /** Maps volume errors to HTTP errors. */
@@ -147,7 +148,7 @@ export async function handleVolumes(deps: VolumeRouteDeps, req: IncomingMessage,
       return sendJsonWith(res, req, extra, {
         name: d.name,
         meta: d.meta,
-        layers: d.layers.map((l) => ({ ...l, url: at(l.name), source: `precomputed://${base}${at(l.name)}` })),
+        layers: d.layers.map((l) => ({ ...l, url: at(l.name), source: `${l.format}://${base}${at(l.name)}` })),
         tables: d.tables.map((t) => ({ name: t.replace(/\.csv$/, ''), url: `${at('tables')}/${encodeURIComponent(t)}` })),
       });
     }

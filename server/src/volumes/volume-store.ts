@@ -12,6 +12,13 @@ import { openLayer, type Volume } from './chunk-source.ts';
 import { readMeta, type DatasetMeta, type LayerMeta } from './meta.ts';
 import { parseInfo, VolumeError, type PrecomputedInfo } from './precomputed.ts';
 
+/**
+ * How long a directory's realpath is trusted. A directory replaced by a symlink leading out is
+ * noticed after this; serving by path has such a window anyway (between the check and the open),
+ * and the cache makes chunk requests ~25 % cheaper (realpath costs an lstat per path component).
+ */
+const DIR_CACHE_MS = 1000;
+
 export class VolumeUnavailable extends Error {
   constructor(readonly dataset: string) {
     super(`dataset ${dataset} is being generated; retry in a few seconds`);
@@ -20,11 +27,13 @@ export class VolumeUnavailable extends Error {
 
 export type Resolved = { kind: 'dir'; path: string } | { kind: 'file'; path: string; stat: Stats; gzip: boolean };
 
-export interface LayerSummary {
-  name: string;
-  info: PrecomputedInfo;
-  meta: LayerMeta | null;
-}
+/** A layer: Neuroglancer precomputed (with its `info`), or zarr v2 (served as files, not sampled). */
+export type LayerSummary =
+  | { name: string; format: 'precomputed'; info: PrecomputedInfo; meta: LayerMeta | null }
+  | { name: string; format: 'zarr'; zarr: Record<string, unknown>; meta: LayerMeta | null };
+
+/** zarr v2 metadata files: the only names with a leading dot that are served. */
+export const ZARR_METADATA: ReadonlySet<string> = new Set(['.zarray', '.zattrs', '.zgroup', '.zmetadata']);
 
 export interface DatasetSummary {
   name: string;
@@ -35,14 +44,19 @@ export interface DatasetSummary {
 
 /**
  * Throws VolumeError('bad-request') unless `segment` (already percent-decoded) is a plain name:
- * not empty, not `.`/`..` or hidden (leading dot), no slash, backslash, NUL or control character.
+ * not empty, not `.`/`..` or hidden (leading dot; zarr's `.zarray` & co. excepted), no slash,
+ * backslash, NUL or control character.
  */
 export function checkSegment(segment: string): void {
-  if (segment === '' || segment.startsWith('.') || /[/\\\u0000-\u001f\u007f]/.test(segment)) throw new VolumeError('bad-request', `path segment ${JSON.stringify(segment)} is not allowed (no empty, hidden, "..", slash, backslash or control characters)`);
+  if (segment === '' || (segment.startsWith('.') && !ZARR_METADATA.has(segment)) || /[/\\\u0000-\u001f\u007f]/.test(segment)) throw new VolumeError('bad-request', `path segment ${JSON.stringify(segment)} is not allowed (no empty, hidden, "..", slash, backslash or control characters)`);
 }
 
 export class Volumes {
   private readonly generating = new Map<string, Promise<unknown>>();
+  /** realpath of the root once it exists (the root itself is not expected to move while serving). */
+  private rootReal: string | null = null;
+  /** Directories known to resolve inside the root, and when that was checked. */
+  private readonly dirs = new Map<string, { real: string; at: number }>();
 
   constructor(readonly root: string) {}
 
@@ -73,8 +87,9 @@ export class Volumes {
   }
 
   private async realRoot(): Promise<string | null> {
+    if (this.rootReal) return this.rootReal;
     try {
-      return await fs.realpath(this.root);
+      return (this.rootReal = await fs.realpath(this.root));
     } catch {
       return null;
     }
@@ -91,9 +106,24 @@ export class Volumes {
     return real === root || real.startsWith(root + path.sep) ? real : null;
   }
 
+  /** realpath of directory `dir` if inside the root, remembered for DIR_CACHE_MS (every chunk of a scale lives in one directory). */
+  private async insideDir(root: string, dir: string): Promise<string | null> {
+    const now = Date.now();
+    const hit = this.dirs.get(dir);
+    if (hit && now - hit.at < DIR_CACHE_MS) return hit.real;
+    const real = await this.inside(root, dir);
+    if (real) {
+      if (this.dirs.size >= 1024) this.dirs.clear();
+      this.dirs.set(dir, { real, at: now });
+    }
+    return real;
+  }
+
   /**
    * The file or directory at `segments` below the root (a file may be stored as `<name>.gz`).
-   * VolumeError('not-found') when absent or when it resolves outside the root (a symlink out).
+   * VolumeError('not-found') when absent or when it resolves outside the root: the entry's
+   * parent directory must resolve (realpath) inside the root, and an entry that is itself a
+   * symlink must too.
    */
   async resolve(segments: string[]): Promise<Resolved> {
     segments.forEach(checkSegment);
@@ -102,9 +132,21 @@ export class Volumes {
     if (!root) throw new VolumeError('not-found', `no volume at ${where} (the volumes directory does not exist)`);
     const target = path.join(root, ...segments);
     for (const [candidate, gzip] of [[target, false], [target + '.gz', true]] as const) {
-      const real = await this.inside(root, candidate);
+      let stat: Stats;
+      try {
+        stat = await fs.lstat(candidate);
+      } catch {
+        continue;
+      }
+      let real: string | null;
+      if (stat.isSymbolicLink()) {
+        real = await this.inside(root, candidate);
+        if (real) stat = await fs.stat(real);
+      } else {
+        const dir = await this.insideDir(root, path.dirname(candidate));
+        real = dir && path.join(dir, path.basename(candidate));
+      }
       if (!real) continue;
-      const stat = await fs.stat(real);
       if (stat.isDirectory()) {
         if (!gzip) return { kind: 'dir', path: real };
       } else if (stat.isFile()) return { kind: 'file', path: real, stat, gzip };
@@ -138,15 +180,25 @@ export class Volumes {
 
   private async layersOf(dir: string): Promise<LayerSummary[]> {
     const out: LayerSummary[] = [];
+    const json = async (file: string): Promise<unknown> => JSON.parse(await fs.readFile(file, 'utf8'));
     for (const e of (await fs.readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
       if (e.name.startsWith('.') || !e.isDirectory()) continue;
-      let info: PrecomputedInfo;
+      const at = path.join(dir, e.name);
+      const meta = await readMeta<LayerMeta>(path.join(at, 'plexus.json'));
       try {
-        info = parseInfo(JSON.parse(await fs.readFile(path.join(dir, e.name, 'info'), 'utf8')), `${e.name}/info`);
+        out.push({ name: e.name, format: 'precomputed', info: parseInfo(await json(path.join(at, 'info')), `${e.name}/info`), meta });
+        continue;
       } catch {
-        continue; // not a (supported) precomputed layer: tables/, anything else
+        // not a (supported) precomputed layer
       }
-      out.push({ name: e.name, info, meta: await readMeta<LayerMeta>(path.join(dir, e.name, 'plexus.json')) });
+      for (const file of ['.zarray', '.zgroup']) {
+        try {
+          out.push({ name: e.name, format: 'zarr', zarr: (await json(path.join(at, file))) as Record<string, unknown>, meta });
+          break;
+        } catch {
+          // not this kind of zarr node
+        }
+      }
     }
     return out;
   }
@@ -170,6 +222,8 @@ export class Volumes {
     this.requireReady(dataset);
     const dir = await this.resolve([dataset, layer]);
     if (dir.kind !== 'dir') throw new VolumeError('not-found', `${dataset}/${layer} is not a layer directory`);
+    const zarr = await Promise.all(['.zarray', '.zgroup'].map((f) => fs.stat(path.join(dir.path, f)).then(() => true, () => false)));
+    if (zarr.some(Boolean)) throw new VolumeError('unsupported', `${dataset}/${layer} is a zarr layer: it is served under /volumes, but sampling reads precomputed layers only`);
     return openLayer(dir.path, `${dataset}/${layer}`);
   }
 }

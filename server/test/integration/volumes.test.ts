@@ -154,7 +154,7 @@ describe('precomputed files', () => {
     const ds = (await get('/volumes/calcium-demo/')).json();
     expect(ds.meta.frameRate).toBe(30);
     const byName = Object.fromEntries(ds.layers.map((l: { name: string }) => [l.name, l]));
-    expect(byName.movie).toMatchObject({ url: '/volumes/calcium-demo/movie', source: `precomputed://${s.url.replace('127.0.0.1', '127.0.0.1')}/volumes/calcium-demo/movie`, meta: { axes: { z: 's' }, frameRate: 30 } });
+    expect(byName.movie).toMatchObject({ format: 'precomputed', url: '/volumes/calcium-demo/movie', source: `precomputed://${s.url}/volumes/calcium-demo/movie`, meta: { axes: { z: 's' }, frameRate: 30 } });
     expect(byName.labels.info).toMatchObject({ type: 'segmentation', data_type: 'uint32', scales: [{ size: [64, 64, 1], resolution: [1000, 1000, 60 * 33333333] }] });
     expect(byName.mean.info.data_type).toBe('float32');
     expect(ds.tables.map((t: { name: string }) => t.name)).toEqual(['rois', 'spikes', 'traces']);
@@ -164,6 +164,34 @@ describe('precomputed files', () => {
     expect((await get('/volumes/calcium-demo/movie')).status).toBe(404);
     expect((await get('/volumes/nope/')).status).toBe(404);
     expect((await get(`${S0}/0-1_0-1_0-1`)).status).toBe(404);
+  });
+});
+
+describe('zarr v2', () => {
+  it('serves a zarr array as files (.zarray, chunks), lists it with a zarr:// source, refuses to sample it', async () => {
+    const dir = path.join(dataDir, 'volumes/calcium-demo/stack');
+    fs.mkdirSync(dir);
+    const zarray = { zarr_format: 2, shape: [4, 6], chunks: [2, 6], dtype: '<u2', compressor: null, fill_value: 0, order: 'C', filters: null };
+    fs.writeFileSync(path.join(dir, '.zarray'), JSON.stringify(zarray));
+    fs.writeFileSync(path.join(dir, '.zattrs'), '{}');
+    const chunk = Buffer.from(Uint16Array.from({ length: 12 }, (_, i) => i * 3).buffer);
+    fs.writeFileSync(path.join(dir, '0.0'), chunk);
+    try {
+      const meta = await get('/volumes/calcium-demo/stack/.zarray');
+      expect(meta.status).toBe(200);
+      expect(meta.headers['content-type']).toBe('application/json');
+      expect(meta.json()).toEqual(zarray);
+      expect((await get('/volumes/calcium-demo/stack/0.0')).body.equals(chunk)).toBe(true);
+      expect((await get('/volumes/calcium-demo/stack/.zgroup')).status).toBe(404);
+      expect((await get('/volumes/calcium-demo/stack/.git')).status).toBe(400);
+      const layer = (await get('/volumes/calcium-demo/')).json().layers.find((l: { name: string }) => l.name === 'stack');
+      expect(layer).toMatchObject({ format: 'zarr', zarr: zarray, source: expect.stringMatching(/^zarr:\/\/http:.*\/volumes\/calcium-demo\/stack$/) });
+      const h = await api(s.url, s.ownerToken, 'GET', '/api/volumes/calcium-demo/stack/histogram');
+      expect(h.status).toBe(422);
+      expect(h.json.error).toBe('unsupported-volume');
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
   });
 });
 
@@ -256,6 +284,9 @@ describe('access', () => {
       expect(r.status).toBe(200);
       expect(r.headers['access-control-allow-origin']).toBe('https://ng.example');
       expect(r.headers['access-control-expose-headers']).toContain('Content-Range');
+      const chunk = await rawRequest(open.url, `${S0}/0-32_0-32_0-16`, { headers: { origin: 'https://ng.example', 'accept-encoding': 'gzip' } });
+      expect(chunk.headers['access-control-allow-origin']).toBe('https://ng.example');
+      expect(chunk.headers.vary).toBe('Origin, Accept-Encoding');
       expect((await rawRequest(open.url, info, { headers: { origin: 'https://evil.example' } })).headers['access-control-allow-origin']).toBeUndefined();
       const pre = await rawRequest(open.url, info, { method: 'OPTIONS', headers: { origin: 'https://ng.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' } });
       expect(pre.status).toBe(204);

@@ -42,6 +42,7 @@ describe('volume paths', () => {
     expect(volumeSegments('/volumes')).toEqual([]);
     expect(volumeSegments('/volumes/')).toEqual([]);
     expect(volumeSegments('/volumes/a%20b/c/info?x=1')).toEqual(['a b', 'c', 'info']);
+    expect(volumeSegments('/volumes/a/z/.zarray')).toEqual(['a', 'z', '.zarray']);
     for (const bad of ['/volumes/..', '/volumes/a/%2E%2e/b', '/volumes/a%2Fb', '/volumes/a%5Cb', '/volumes/a\\b', '/volumes//a', '/volumes/a/%00', '/volumes/.hidden', '/volumes/%ZZ', '/volumes/a/%0a'])
       expect(() => volumeSegments(bad), bad).toThrow(/refused/);
   });

@@ -76,21 +76,17 @@ function isRunning(pid: number): boolean {
 
 function generateInWorker(dir: string, options: DemoOptions, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./generate-worker.mjs', import.meta.url), {
-      workerData: { module: new URL('./demo-dataset.ts', import.meta.url).href, dir, options: { params: options.params, layout: options.layout } },
+    const worker = new Worker(new URL('./ts-worker.mjs', import.meta.url), {
+      workerData: { module: new URL('./demo-dataset.ts', import.meta.url).href, entry: 'writeDemoDataset', args: [dir, { params: options.params, layout: options.layout, threads: options.threads }] },
     });
     const onAbort = () => void worker.terminate();
     signal?.addEventListener('abort', onAbort, { once: true });
-    let done = false;
-    worker.once('message', (m: { ok: boolean; error?: string }) => {
-      done = m.ok;
-      if (!m.ok) reject(new Error(m.error));
-    });
-    worker.once('error', reject);
+    let failure: Error | null = null;
+    worker.once('error', (e) => (failure = e));
     worker.once('exit', (code) => {
       signal?.removeEventListener('abort', onAbort);
-      if (done) resolve();
-      else reject(new Error(signal?.aborted ? 'demo dataset generation aborted' : `demo dataset worker exited with code ${code}`));
+      if (code === 0 && !failure) resolve();
+      else reject(signal?.aborted ? new Error('demo dataset generation aborted') : (failure ?? new Error(`demo dataset worker exited with code ${code}`)));
     });
   });
 }
