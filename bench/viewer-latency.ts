@@ -67,7 +67,8 @@ async function main() {
     });
 
     const sample = async (kind: Kind, i: number): Promise<number> => {
-      const value = kind === 'lut' ? 150 + (i % 50) + (i % 2 ? 0.5 : 0) : 60 + (i % 100) + (i % 2 ? 0.25 : 0);
+      // Integers for the LUT: Neuroglancer rounds a uint16 layer's range to whole values.
+      const value = kind === 'lut' ? 150 + (i % 100) : 60 + (i % 100) + (i % 2 ? 0.25 : 0);
       await b.evaluate(([k, v]) => ((window as any).__expect = { kind: k, value: v, at: 0 }), [kind, value] as const);
       await sleep(QUIET_MS);
       const t0 = await a.evaluate(([k, v]) => {
