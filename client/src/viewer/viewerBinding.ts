@@ -378,7 +378,9 @@ export class ViewerBinding {
       return send();
     }
     if (this.awarenessTimer) return;
-    const wait = Math.max(0, AWARENESS_INTERVAL_MS - (Date.now() - this.lastAwarenessAt));
+    const wait = AWARENESS_INTERVAL_MS - (Date.now() - this.lastAwarenessAt);
+    // Leading edge at once (a timer would wait behind the frame the move is about to render).
+    if (wait <= 0) return send();
     this.awarenessTimer = setTimeout(send, wait);
   }
 
