@@ -11,3 +11,5 @@ export * from './presence.ts';
 export * from './protocol.ts';
 export * from './undo.ts';
 export * from './random.ts';
+export * from './notebook/analysis.ts';
+export * from './notebook/graph.ts';
