@@ -173,7 +173,7 @@ class RefCollector {
     if (node.id) inner.names.add(node.id.name);
     for (const m of node.body.body) {
       if (m.type === 'StaticBlock') {
-        const b = this.blockScope(m.body, inner, { type: 'BlockStatement', body: m.body });
+        const b = this.blockScope(m.body, inner, m);
         for (const s of m.body) this.visit(s, b);
         continue;
       }
