@@ -13,3 +13,6 @@ export * from './undo.ts';
 export * from './random.ts';
 export * from './notebook/analysis.ts';
 export * from './notebook/graph.ts';
+export * from './notebook/outputs.ts';
+export * from './notebook/runs.ts';
+export * from './notebook/data.ts';
