@@ -1,0 +1,159 @@
+/**
+ * The kernel as a peer of the document, with a real server, real clients over WebSockets and the
+ * real sandboxed runtimes: runs requested by one client are seen by another (status, count,
+ * duration, who asked, outputs); dependents re-run in topological order; JS values reach SQL only as
+ * bound parameters and SQL results come back as values; errors carry the cell's line; duplicate
+ * definitions, cycles and deleted definitions show clearly; run all, run stale, interrupt, restart.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  deleteCell, getCell, readCellRun, readKernelStatus, requestInterrupt, requestRestart, requestRun, requestRunAll, requestRunStale,
+  setCellSource, moveCell,
+} from '@plexus/shared';
+import type { PlexusServer } from '../../src/app.ts';
+import { waitFor, type HpClient } from '../helpers.ts';
+import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, shown, startKernelServer, waitRun } from '../kernel-helpers.ts';
+
+let server: PlexusServer;
+const clients: HpClient[] = [];
+
+beforeAll(async () => {
+  server = await startKernelServer();
+});
+afterAll(async () => {
+  clients.forEach((c) => c.destroy());
+  await server.close();
+});
+
+describe('kernel peer', () => {
+  it('a run requested by Alice re-runs dependents in order; Bob sees status, count, duration, requester and outputs', async () => {
+    const ws = await newWorkspace(server);
+    const a = await client(server, ws, clients);
+    const b = await client(server, ws, clients);
+    // Notebook order is the reverse of the dependency order: the graph decides.
+    const last = addCell(a.doc, 'code', 'const total = rows[0].v + y;\ntotal');
+    const sql = addCell(a.doc, 'sql', 'SELECT $y * 2 AS v', 'rows');
+    const mid = addCell(a.doc, 'code', 'const y = x * 21;\nconsole.log("y is", y);\ny');
+    const root = addCell(a.doc, 'code', 'const x = 2;');
+    await waitFor(() => getCell(b.doc, root));
+    const req = requestRun(a.doc, root, alice, aliceOrigin)!;
+    const v = await waitRun(b.doc, last, (r) => r.state === 'done' && r.exec?.requestId === req, 'last cell done');
+    expect(shown(v)).toBe(String(42 * 2 + 42));
+    const vMid = readCellRun(b.doc, mid)!;
+    expect(vMid.outputs).toEqual([{ type: 'stream', name: 'stdout', text: 'y is 42\n' }, { type: 'text', text: '42' }]);
+    const vSql = readCellRun(b.doc, sql)!;
+    expect(vSql.outputs[0]).toMatchObject({ type: 'table', columns: [{ name: 'v', type: 'INTEGER' }], rows: [{ v: 84 }], totalRows: 1 });
+    const execs = [root, mid, sql, last].map((id) => readCellRun(b.doc, id)!.exec!);
+    expect(execs.map((e) => e.count)).toEqual([...execs.map((e) => e.count)].sort((x, y) => x - y)); // topological order
+    expect(execs.map((e) => e.trigger)).toEqual(['request', 'upstream', 'upstream', 'upstream']);
+    for (const e of execs) {
+      expect(e.requestedBy).toEqual(alice);
+      expect(e.durationMs).toBeGreaterThanOrEqual(0);
+      expect(e.state).toBe('done');
+    }
+    expect(readCellRun(b.doc, root)!.exec!.defines).toEqual(['x']);
+    expect(readKernelStatus(b.doc).sandbox.length).toBeGreaterThan(0);
+  });
+
+  it('errors point at the line of the cell; dependents of a failed cell are not run', async () => {
+    const ws = await newWorkspace(server);
+    const a = await client(server, ws, clients);
+    const bad = addCell(a.doc, 'code', 'const n = 1;\nconst m = n.nope.deeper;');
+    const dep = addCell(a.doc, 'code', 'm + 1');
+    const syntax = addCell(a.doc, 'code', 'const ok = 1;\nconst = ;');
+    requestRun(a.doc, bad, alice, aliceOrigin);
+    const v = await waitRun(a.doc, bad, (r) => r.state === 'error');
+    expect(v.outputs[0]).toMatchObject({ type: 'error', name: 'TypeError', line: 2 });
+    const d = await waitRun(a.doc, dep, finished);
+    expect(d.state).toBe('cancelled');
+    expect(shown(d)).toMatch(/cell 1, whose values this cell reads, failed/);
+    requestRun(a.doc, syntax, alice, aliceOrigin);
+    const s = await waitRun(a.doc, syntax, (r) => r.state === 'error');
+    expect(s.outputs[0]).toMatchObject({ type: 'error', name: 'SyntaxError', line: 2 });
+  });
+
+  it('a name defined by two cells is an error on both; a cycle is an error on every cell in it', async () => {
+    const ws = await newWorkspace(server);
+    const a = await client(server, ws, clients);
+    const d1 = addCell(a.doc, 'code', 'const dup = 1;');
+    const d2 = addCell(a.doc, 'code', 'let dup = 2;');
+    const c1 = addCell(a.doc, 'code', 'const p = q + 1;');
+    const c2 = addCell(a.doc, 'code', 'const q = p + 1;');
+    requestRunAll(a.doc, alice, aliceOrigin);
+    for (const id of [d1, d2]) {
+      const v = await waitRun(a.doc, id, (r) => r.state === 'error');
+      expect(shown(v)).toMatch(/"dup" is also defined by cell [12]/);
+    }
+    for (const id of [c1, c2]) {
+      const v = await waitRun(a.doc, id, (r) => r.state === 'error');
+      expect(shown(v)).toMatch(/cycle: cell 3 → cell 4 → cell 3/);
+    }
+  });
+
+  it('deleting a cell or a definition makes readers stale with a clear reason; running them says "not defined"', async () => {
+    const ws = await newWorkspace(server);
+    const a = await client(server, ws, clients);
+    const b = await client(server, ws, clients);
+    const def = addCell(a.doc, 'code', 'const k = 5;\nconst j = 6;');
+    const reader = addCell(a.doc, 'code', 'k * 2');
+    const readerJ = addCell(a.doc, 'code', 'j * 2');
+    requestRun(a.doc, def, alice, aliceOrigin);
+    await waitRun(b.doc, reader, (r) => r.state === 'done' && shown(r) === '10');
+    await waitRun(b.doc, readerJ, (r) => r.state === 'done' && shown(r) === '12');
+    // Remove the definition of j and re-run: readers of j go stale, readers of k re-run fine.
+    setCellSource(a.doc, def, 'const k = 7;', aliceOrigin);
+    requestRun(a.doc, def, alice, aliceOrigin);
+    await waitRun(b.doc, reader, (r) => r.state === 'done' && shown(r) === '14');
+    const j = await waitRun(b.doc, readerJ, (r) => r.stale);
+    expect(j.staleReason).toMatch(/j is no longer defined: cell 1 does not define it any more/);
+    // Delete the defining cell: readers of k go stale; running one says k is not defined.
+    deleteCell(b.doc, def, bobOrigin);
+    const k = await waitRun(a.doc, reader, (r) => r.stale);
+    expect(k.staleReason).toMatch(/k is no longer defined: the cell defining it was deleted/);
+    requestRun(a.doc, reader, alice, aliceOrigin);
+    const e = await waitRun(a.doc, reader, (r) => r.state === 'error');
+    expect(shown(e)).toMatch(/ReferenceError: k is not defined/);
+  });
+
+  it('running a cell whose inputs have no value yet runs those inputs first', async () => {
+    const ws = await newWorkspace(server);
+    const a = await client(server, ws, clients);
+    const up = addCell(a.doc, 'code', 'const base = 40;');
+    const down = addCell(a.doc, 'code', 'base + 2');
+    requestRun(a.doc, down, alice, aliceOrigin);
+    const v = await waitRun(a.doc, down, (r) => r.state === 'done');
+    expect(shown(v)).toBe('42');
+    expect(readCellRun(a.doc, up)!.exec!.trigger).toBe('inputs');
+  });
+
+  it('run all, run stale, interrupt and restart', async () => {
+    const ws = await newWorkspace(server);
+    const a = await client(server, ws, clients);
+    const one = addCell(a.doc, 'code', 'const one = 1;');
+    const two = addCell(a.doc, 'code', 'const two = one + 1; two');
+    const slow = addCell(a.doc, 'code', 'while (true) {}');
+    const after = addCell(a.doc, 'code', 'const three = two + 1; three');
+    requestRunAll(a.doc, bob, bobOrigin);
+    await waitRun(a.doc, slow, (r) => r.state === 'running', 'slow running');
+    requestInterrupt(a.doc, alice, aliceOrigin);
+    const s = await waitRun(a.doc, slow, finished, 'slow interrupted');
+    expect(s.state).toBe('cancelled');
+    expect(s.exec!.reason).toBe('interrupted');
+    expect(readCellRun(a.doc, two)!.state).toBe('done');
+    await waitFor(() => readKernelStatus(a.doc).state === 'idle', { message: 'idle after interrupt' });
+    // Values survived the interrupt (synchronous code is stopped softly).
+    setCellSource(a.doc, slow, '"fixed"', aliceOrigin);
+    requestRunStale(a.doc, alice, aliceOrigin);
+    await waitRun(a.doc, after, (r) => r.state === 'done' && shown(r) === '3');
+    expect(readCellRun(a.doc, one)!.exec!.trigger).toBe('run-all'); // not stale: not re-run
+    const gen = readKernelStatus(a.doc).generation;
+    requestRestart(a.doc, alice, aliceOrigin);
+    await waitFor(() => readKernelStatus(a.doc).generation === gen + 1, { message: 'restarted' });
+    const st = await waitRun(a.doc, two, (r) => r.stale);
+    expect(st.staleReason).toMatch(/restarted/);
+    moveCell(a.doc, after, { index: 0 }, aliceOrigin);
+    requestRun(a.doc, after, alice, aliceOrigin);
+    await waitRun(a.doc, after, (r) => r.state === 'done' && !r.stale && shown(r) === '3');
+  });
+});
+
