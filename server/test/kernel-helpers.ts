@@ -2,7 +2,7 @@
  * Helpers for kernel integration tests: a real server with its kernel, workspaces created through
  * the API, stock Hocuspocus clients, and waiting on a cell's run state as any client reads it.
  */
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type * as Y from 'yjs';
 import { createCell, readCellRun, readKernelStatus, userOrigin, type CellKind, type CellRunView, type UserOrigin } from '@plexus/shared';
 import type { ServerConfig } from '../src/config.ts';
@@ -12,6 +12,19 @@ import { api, hocuspocusClient, startTestServer, waitFor, type HpClient } from '
 /** A server whose kernels use short limits suited to tests. */
 export function startKernelServer(overrides: Partial<ServerConfig> = {}): Promise<PlexusServer> {
   return startTestServer({ cellTimeoutMs: 3000, cellMemoryMb: 256, sqlMemoryMb: 256, kernelIdleMs: 600_000, ...overrides });
+}
+
+/** One server (with kernel) for a test file, and the clients to close after it. */
+export function kernelSuite(overrides: Partial<ServerConfig> = {}): { server: PlexusServer; clients: HpClient[] } {
+  const ctx = { server: null as unknown as PlexusServer, clients: [] as HpClient[] };
+  beforeAll(async () => {
+    ctx.server = await startKernelServer(overrides);
+  });
+  afterAll(async () => {
+    ctx.clients.forEach((c) => c.destroy());
+    await ctx.server.close();
+  });
+  return ctx;
 }
 
 /** Creates a workspace and returns its id. */

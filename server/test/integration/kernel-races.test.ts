@@ -11,34 +11,24 @@
  * 4. Run while someone re-orders cells: the graph, not positions, decides; every move is kept.
  * 5. Type into a cell while the kernel streams its output: no character and no output line is lost.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import {
   cellSource, deleteCell, getCell, insertCellText, listCells, moveCell, readCellRun, readKernelStatus, requestRun, setCellSource,
   sourceHash, userOrigin,
 } from '@plexus/shared';
-import type { PlexusServer } from '../../src/app.ts';
-import { hocuspocusClient, storedDoc, waitFor, type HpClient } from '../helpers.ts';
-import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, shown, startKernelServer, waitRun } from '../kernel-helpers.ts';
+import { hocuspocusClient, storedDoc, waitFor } from '../helpers.ts';
+import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, kernelSuite, shown, waitRun } from '../kernel-helpers.ts';
 
-let server: PlexusServer;
-const clients: HpClient[] = [];
-
-beforeAll(async () => {
-  server = await startKernelServer();
-});
-afterAll(async () => {
-  clients.forEach((c) => c.destroy());
-  await server.close();
-});
+const ctx = kernelSuite();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('seed 001 races, without locks', () => {
   it('1. editing a cell while it runs: output of the snapshot, marked stale; the edit survives', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
-    const b = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
     const old = 'await new Promise((r) => setTimeout(r, 400));\nconst v = 1;\nv';
     const id = addCell(a.doc, 'code', old);
     requestRun(a.doc, id, alice, aliceOrigin);
@@ -59,9 +49,9 @@ describe('seed 001 races, without locks', () => {
   });
 
   it('2a. deleting an upstream cell while a dependent runs: no resurrection, the dependent finishes and turns stale', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
-    const b = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
     const up = addCell(a.doc, 'code', 'const x = 5;');
     const mid = addCell(a.doc, 'code', 'await new Promise((r) => setTimeout(r, 400));\nconst y = x + 1;\ny');
     const down = addCell(a.doc, 'code', 'y * 10');
@@ -74,16 +64,16 @@ describe('seed 001 races, without locks', () => {
     const d = await waitRun(a.doc, down, (r) => r.state === 'done');
     expect(shown(d)).toBe('60'); // y is still defined by a live cell
     await waitFor(() => readKernelStatus(a.doc).state === 'idle');
-    for (const doc of [a.doc, b.doc, storedDoc(server, ws)]) {
+    for (const doc of [a.doc, b.doc, storedDoc(ctx.server, ws)]) {
       expect(getCell(doc, up)).toBeUndefined();
       expect(listCells(doc).map((c) => c.id)).toEqual([mid, down]);
     }
   });
 
   it('2b. deleting the running upstream cell: its values never become visible, queued dependents say "not defined"', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
-    const b = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
     const up = addCell(a.doc, 'code', 'await new Promise((r) => setTimeout(r, 400));\nconst z = 7;');
     const down = addCell(a.doc, 'code', 'z + 1');
     requestRun(a.doc, up, alice, aliceOrigin);
@@ -93,14 +83,14 @@ describe('seed 001 races, without locks', () => {
     const d = await waitRun(a.doc, down, finished);
     expect(d.state).toBe('error');
     expect(shown(d)).toMatch(/z is not defined/);
-    for (const doc of [a.doc, b.doc, storedDoc(server, ws)]) expect(getCell(doc, up)).toBeUndefined();
+    for (const doc of [a.doc, b.doc, storedDoc(ctx.server, ws)]) expect(getCell(doc, up)).toBeUndefined();
   });
 
   it('3. two people press Run at once: one run; pressing again after seeing it runs again', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
     const id = addCell(a.doc, 'code', 'globalThis.runs = (globalThis.runs ?? 0) + 1;\nawait new Promise((r) => setTimeout(r, 500));\nglobalThis.runs');
-    await waitFor(() => getCell(storedDoc(server, ws), id), { message: 'cell stored' });
+    await waitFor(() => getCell(storedDoc(ctx.server, ws), id), { message: 'cell stored' });
     // Bob's replica has Alice's press but not the run it starts: he presses without having seen it.
     const bobDoc = new Y.Doc();
     Y.applyUpdate(bobDoc, Y.encodeStateAsUpdate(a.doc));
@@ -109,8 +99,8 @@ describe('seed 001 races, without locks', () => {
     await waitRun(a.doc, id, (r) => r.state === 'running');
     const qb = requestRun(bobDoc, id, bob, bobOrigin)!;
     expect(qb).not.toBe(qa);
-    const b = hocuspocusClient(server.url, ws, server.ownerToken, { doc: bobDoc });
-    clients.push(b);
+    const b = hocuspocusClient(ctx.server.url, ws, ctx.server.ownerToken, { doc: bobDoc });
+    ctx.clients.push(b);
     await b.synced;
     // The kernel saw Bob's request (acknowledged it) while the run was in flight.
     await waitFor(() => getCell(a.doc, id)?.map.get('ack') === qb, { message: "Bob's request acknowledged" });
@@ -130,9 +120,9 @@ describe('seed 001 races, without locks', () => {
   });
 
   it('4. running while another person re-orders cells: right values, one run per cell, every move kept', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
-    const b = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
     const ids = [addCell(a.doc, 'code', 'const v0 = 0;')];
     for (let i = 1; i < 8; i++) ids.push(addCell(a.doc, 'code', `await new Promise((r) => setTimeout(r, 25));\nconst v${i} = v${i - 1} + 1;\nv${i}`));
     await waitFor(() => listCells(b.doc).length === 8);
@@ -152,13 +142,13 @@ describe('seed 001 races, without locks', () => {
     const counts = runs.map((r) => r.exec!.count);
     expect(counts).toEqual([...counts].sort((x, y) => x - y));
     await waitFor(() => JSON.stringify(listCells(a.doc).map((c) => c.id)) === JSON.stringify(bobOrder), { message: 'moves converged' });
-    expect(listCells(storedDoc(server, ws)).map((c) => c.id)).toEqual(bobOrder);
+    expect(listCells(storedDoc(ctx.server, ws)).map((c) => c.id)).toEqual(bobOrder);
   });
 
   it('5. typing into a cell while the kernel streams its output: no character, no line lost', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
-    const b = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
     const src = 'for (let i = 0; i < 40; i++) { console.log("line", i); await new Promise((r) => setTimeout(r, 10)); }\n// notes:';
     const id = addCell(a.doc, 'code', src);
     await waitFor(() => getCell(b.doc, id));
@@ -174,6 +164,6 @@ describe('seed 001 races, without locks', () => {
     const out = v.outputs.find((o) => o.type === 'stream');
     expect(out && out.type === 'stream' && out.text.split('\n').filter(Boolean).length).toBe(40);
     for (const doc of [a.doc, b.doc]) expect(cellSource(getCell(doc, id)!)).toBe(src + typed);
-    await waitFor(() => cellSource(getCell(storedDoc(server, ws), id)!) === src + typed, { message: 'stored' });
+    await waitFor(() => cellSource(getCell(storedDoc(ctx.server, ws), id)!) === src + typed, { message: 'stored' });
   });
 });

@@ -5,31 +5,21 @@
  * bound parameters and SQL results come back as values; errors carry the cell's line; duplicate
  * definitions, cycles and deleted definitions show clearly; run all, run stale, interrupt, restart.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   deleteCell, getCell, readCellRun, readKernelStatus, requestInterrupt, requestRestart, requestRun, requestRunAll, requestRunStale,
   setCellSource, moveCell,
 } from '@plexus/shared';
-import type { PlexusServer } from '../../src/app.ts';
-import { waitFor, type HpClient } from '../helpers.ts';
-import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, shown, startKernelServer, waitRun } from '../kernel-helpers.ts';
+import { waitFor } from '../helpers.ts';
+import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, kernelSuite, shown, waitRun } from '../kernel-helpers.ts';
 
-let server: PlexusServer;
-const clients: HpClient[] = [];
-
-beforeAll(async () => {
-  server = await startKernelServer();
-});
-afterAll(async () => {
-  clients.forEach((c) => c.destroy());
-  await server.close();
-});
+const ctx = kernelSuite();
 
 describe('kernel peer', () => {
   it('a run requested by Alice re-runs dependents in order; Bob sees status, count, duration, requester and outputs', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
-    const b = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
     // Notebook order is the reverse of the dependency order: the graph decides.
     const last = addCell(a.doc, 'code', 'const total = rows[0].v + y;\ntotal');
     const sql = addCell(a.doc, 'sql', 'SELECT $y * 2 AS v', 'rows');
@@ -56,8 +46,8 @@ describe('kernel peer', () => {
   });
 
   it('errors point at the line of the cell; dependents of a failed cell are not run', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
     const bad = addCell(a.doc, 'code', 'const n = 1;\nconst m = n.nope.deeper;');
     const dep = addCell(a.doc, 'code', 'm + 1');
     const syntax = addCell(a.doc, 'code', 'const ok = 1;\nconst = ;');
@@ -73,8 +63,8 @@ describe('kernel peer', () => {
   });
 
   it('a name defined by two cells is an error on both; a cycle is an error on every cell in it', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
     const d1 = addCell(a.doc, 'code', 'const dup = 1;');
     const d2 = addCell(a.doc, 'code', 'let dup = 2;');
     const c1 = addCell(a.doc, 'code', 'const p = q + 1;');
@@ -91,9 +81,9 @@ describe('kernel peer', () => {
   });
 
   it('deleting a cell or a definition makes readers stale with a clear reason; running them says "not defined"', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
-    const b = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
     const def = addCell(a.doc, 'code', 'const k = 5;\nconst j = 6;');
     const reader = addCell(a.doc, 'code', 'k * 2');
     const readerJ = addCell(a.doc, 'code', 'j * 2');
@@ -116,8 +106,8 @@ describe('kernel peer', () => {
   });
 
   it('running a cell whose inputs have no value yet runs those inputs first', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
     const up = addCell(a.doc, 'code', 'const base = 40;');
     const down = addCell(a.doc, 'code', 'base + 2');
     requestRun(a.doc, down, alice, aliceOrigin);
@@ -127,8 +117,8 @@ describe('kernel peer', () => {
   });
 
   it('run all, run stale, interrupt and restart', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
     const one = addCell(a.doc, 'code', 'const one = 1;');
     const two = addCell(a.doc, 'code', 'const two = one + 1; two');
     const slow = addCell(a.doc, 'code', 'while (true) {}');
