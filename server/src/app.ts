@@ -122,7 +122,8 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
   const publicUrl = (req: IncomingMessage) => config.publicUrl ?? `http://${req.headers.host ?? `localhost:${config.port}`}`;
   const http: Server = createServer((req, res) => {
     handleApi(
-      { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays },
+      { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays,
+        notebook: { hocuspocus, kernels, upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb } } },
       req,
       res,
     )

@@ -9,6 +9,7 @@ import { TokenError, grantsWorkspace, type TokenSigner } from '../auth/tokens.ts
 import type { Logger } from '../log.ts';
 import { WorkspaceError, type Workspaces } from '../workspaces.ts';
 import { HttpError, readJson, sendError, sendJson } from './respond.ts';
+import { handleNotebookApi, type NotebookApiDeps } from './notebook-api.ts';
 
 export interface ApiDeps {
   signer: TokenSigner;
@@ -20,6 +21,7 @@ export interface ApiDeps {
   isReady: () => boolean;
   publicUrl: (req: IncomingMessage) => string;
   shareLinkDays: number;
+  notebook: Omit<NotebookApiDeps, 'requireWorkspace'>;
 }
 
 function bearer(req: IncomingMessage, url: URL): string | null {
@@ -108,6 +110,10 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         res.writeHead(204).end();
         return true;
       }
+    } else if (parts.length >= 3 && ['uploads', 'data', 'results', 'export', 'import'].includes(parts[2]!)) {
+      const role = roleIn(claims, id);
+      const nb: NotebookApiDeps = { ...deps.notebook, requireWorkspace: (w) => void deps.workspaces.get(w) };
+      if (await handleNotebookApi(nb, req, res, url, claims, role, id, parts.slice(2))) return true;
     } else if (parts.length === 3 && method === 'POST') {
       if (parts[2] === 'duplicate') {
         requireGlobalOwner(claims);

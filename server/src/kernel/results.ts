@@ -140,3 +140,18 @@ export function admitOutputs(outputs: unknown, full: unknown, store: ResultStore
   }
   return { outputs: out, refs };
 }
+
+/** A row as JSON for the document (BigInt → number or string, Date → ISO). */
+export function jsonRow(r: Record<string, unknown>): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const [k, v] of Object.entries(r)) {
+    if (v === null || v === undefined) out[k] = null;
+    else if (typeof v === 'bigint') out[k] = Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
+    else if (v instanceof Date) out[k] = v.toISOString();
+    else if (typeof v === 'number') out[k] = Number.isFinite(v) ? v : String(v);
+    else if (typeof v === 'string' || typeof v === 'boolean') out[k] = v;
+    else out[k] = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
+  }
+  return out;
+}
+

@@ -21,7 +21,7 @@ import type { Logger } from '../log.ts';
 import { compileJsCell } from './compile.ts';
 import { JsRuntime, type RunOutcome } from './js-runtime.ts';
 import { SqlRuntime } from './sql-runtime.ts';
-import { ResultStore, admitOutputs } from './results.ts';
+import { ResultStore, admitOutputs, jsonRow } from './results.ts';
 
 export interface KernelLimits {
   timeoutMs: number;
@@ -660,18 +660,3 @@ export class WorkspaceKernel {
     this.writeStatus(true);
   }
 }
-
-/** A row as JSON for the document (BigInt → number or string, Date → ISO). */
-function jsonRow(r: Record<string, unknown>): Record<string, import('@plexus/shared').Json> {
-  const out: Record<string, import('@plexus/shared').Json> = {};
-  for (const [k, v] of Object.entries(r)) {
-    if (v === null || v === undefined) out[k] = null;
-    else if (typeof v === 'bigint') out[k] = Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
-    else if (v instanceof Date) out[k] = v.toISOString();
-    else if (typeof v === 'number') out[k] = Number.isFinite(v) ? v : String(v);
-    else if (typeof v === 'string' || typeof v === 'boolean') out[k] = v;
-    else out[k] = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
-  }
-  return out;
-}
-
