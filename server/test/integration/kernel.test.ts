@@ -8,9 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   deleteCell, getCell, readCellRun, readKernelStatus, requestInterrupt, requestRestart, requestRun, requestRunAll, requestRunStale,
-  setCellSource, moveCell,
+  setCellSource, moveCell, listCells,
 } from '@plexus/shared';
-import { waitFor } from '../helpers.ts';
+import { api, waitFor } from '../helpers.ts';
 import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, kernelSuite, shown, waitRun } from '../kernel-helpers.ts';
 
 const ctx = kernelSuite();
@@ -147,3 +147,59 @@ describe('kernel peer', () => {
   });
 });
 
+
+describe('outputs on the server, import and export', () => {
+  it('large results keep a preview in the document and page from the server by id', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const big = addCell(a.doc, 'code', 'Array.from({ length: 500 }, (_, i) => ({ i, sq: i * i }))');
+    const sql = addCell(a.doc, 'sql', 'SELECT range AS n FROM range(300)', 'many');
+    const tree = addCell(a.doc, 'code', '({ deep: Array.from({ length: 3000 }, (_, i) => ({ i, s: "x".repeat(20) })) })');
+    requestRunAll(a.doc, alice, aliceOrigin);
+    for (const [id, total] of [[big, 500], [sql, 300]] as const) {
+      const v = await waitRun(a.doc, id, (r) => r.state === 'done');
+      const out = v.outputs[0]!;
+      if (out.type !== 'table') throw new Error('not a table');
+      expect(out.rows.length).toBe(50);
+      expect(out.totalRows).toBe(total);
+      const page = await api(ctx.server.url, ctx.server.ownerToken, 'GET', `/api/workspaces/${ws}/results/${out.ref}?offset=200&limit=3`);
+      expect(page.status).toBe(200);
+      expect(page.json).toMatchObject({ kind: 'table', totalRows: total, offset: 200 });
+      expect(page.json.rows.map((r: any) => r.i ?? r.n)).toEqual([200, 201, 202]);
+    }
+    const t = await waitRun(a.doc, tree, (r) => r.state === 'done');
+    const out = t.outputs[0]!;
+    expect(out).toMatchObject({ type: 'json', truncated: true });
+    const whole = await api(ctx.server.url, ctx.server.ownerToken, 'GET', `/api/workspaces/${ws}/results/${(out as { ref: string }).ref}`);
+    expect(whole.json.value.deep.length).toBe(1000); // JSON trees are capped at 1,000 items per level
+    expect((await api(ctx.server.url, ctx.server.ownerToken, 'GET', `/api/workspaces/${ws}/results/res_0000000000000000`)).status).toBe(404);
+    expect((await api(ctx.server.url, ctx.server.ownerToken, 'GET', `/api/workspaces/${ws}/results/..%2f..%2fplexus.db`)).status).toBe(404);
+  });
+
+  it('exports .ipynb and an HTML report with outputs; imports .ipynb into another workspace', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const c1 = addCell(a.doc, 'code', 'const greeting = "hello";\ngreeting');
+    addCell(a.doc, 'sql', 'SELECT $greeting AS g', 'greet');
+    requestRunAll(a.doc, alice, aliceOrigin);
+    await waitFor(() => readKernelStatus(a.doc).state === 'idle' && readCellRun(a.doc, c1)!.state === 'done');
+    const res = await fetch(`${ctx.server.url}/api/workspaces/${ws}/export?format=ipynb`, { headers: { authorization: `Bearer ${ctx.server.ownerToken}` } });
+    expect(res.headers.get('content-disposition')).toMatch(/attachment; filename="Kernel test.ipynb"/);
+    const nb = await res.json();
+    expect(nb.cells.map((c: any) => c.cell_type)).toEqual(['code', 'code']);
+    expect(nb.cells[1].outputs[0].data['text/html'].join('')).toContain('<td>hello</td>');
+    const html = await (await fetch(`${ctx.server.url}/api/workspaces/${ws}/export?format=html`, { headers: { authorization: `Bearer ${ctx.server.ownerToken}` } })).text();
+    expect(html).toContain('<td>hello</td>');
+    expect(html).not.toMatch(/<script/i);
+    const ws2 = await newWorkspace(ctx.server, 'Imported');
+    const imp = await api(ctx.server.url, ctx.server.ownerToken, 'POST', `/api/workspaces/${ws2}/import`, nb);
+    expect(imp.status).toBe(201);
+    expect(imp.json.imported).toBe(2);
+    const b = await client(ctx.server, ws2, ctx.clients);
+    expect(listCells(b.doc).map((c) => [c.kind, c.name ?? null])).toEqual([['code', null], ['sql', 'greet']]);
+    requestRunAll(b.doc, alice, aliceOrigin);
+    const v = await waitRun(b.doc, listCells(b.doc)[1]!.id, (r) => r.state === 'done');
+    expect(v.outputs[0]).toMatchObject({ rows: [{ g: 'hello' }] });
+    expect((await api(ctx.server.url, ctx.server.ownerToken, 'POST', `/api/workspaces/${ws2}/import`, { cells: 'nope' })).status).toBe(400);
+  });
+});

@@ -82,9 +82,10 @@ export function notebookToHtml(doc: Y.Doc): string {
     }
     const exec = readExec(c);
     const stale = staleReason(c);
+    const kind = c.kind === 'sql' ? `SQL${c.name ? ` → ${esc(c.name)}` : ''}` : 'JavaScript';
     const meta = exec
-      ? `<div class="meta">[${exec.count}] ${c.kind === 'sql' ? `SQL${c.name ? ` → ${esc(c.name)}` : ''}` : 'JavaScript'} · ${esc(exec.state)}${exec.durationMs !== null ? ` · ${exec.durationMs} ms` : ''}${stale ? ` · <span class="stale">stale: ${esc(stale)}</span>` : ''}</div>`
-      : `<div class="meta">${c.kind === 'sql' ? 'SQL' : 'JavaScript'} · not run</div>`;
+      ? `<div class="meta">[${exec.count}] ${kind} · ${esc(exec.state)}${exec.durationMs !== null ? ` · ${exec.durationMs} ms` : ''}${stale ? ` · <span class="stale">stale: ${esc(stale)}</span>` : ''}</div>`
+      : `<div class="meta">${kind} · not run</div>`;
     return `<section class="${c.kind}">${meta}<pre class="source">${esc(cellSource(c))}</pre>${readOutputs(c).map(output).join('')}</section>`;
   });
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><style>${STYLE}</style></head><body><h1>${esc(title)}</h1>${parts.join('\n')}<footer class="meta">Exported from Plexus ${esc(new Date().toISOString())}</footer></body></html>`;
