@@ -11,7 +11,7 @@ import { api, hocuspocusClient, startTestServer, waitFor, type HpClient } from '
 
 /** A server whose kernels use short limits suited to tests. */
 export function startKernelServer(overrides: Partial<ServerConfig> = {}): Promise<PlexusServer> {
-  return startTestServer({ cellTimeoutMs: 3000, cellMemoryMb: 256, sqlMemoryMb: 256, kernelIdleMs: 600_000, ...overrides });
+  return startTestServer({ kernel: true, cellTimeoutMs: 3000, cellMemoryMb: 256, sqlMemoryMb: 256, kernelIdleMs: 600_000, ...overrides });
 }
 
 /** One server (with kernel) for a test file, and the clients to close after it. */

@@ -132,8 +132,8 @@ export class KernelManager implements Extension {
     const t = this.idleTimers.get(id);
     if (t) clearTimeout(t);
     this.idleTimers.delete(id);
-    await k.started;
     await k.kernel.stop();
+    await k.started;
     this.opts.log.info('kernel stopped', { ws: id });
   }
 

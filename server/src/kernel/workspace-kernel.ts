@@ -145,7 +145,9 @@ export class WorkspaceKernel {
       onSynced: () => synced(),
     });
     this.provider.attach();
-    await ready;
+    // A stop while connecting (server shutting down) must not wait for a sync that cannot come.
+    await Promise.race([ready, new Promise<void>((r) => (this.abortStart = r))]);
+    if (this.stopped) return;
     const prev = readKernelStatus(this.doc);
     this.count = prev.count;
     this.generation = prev.generation + 1;
@@ -170,10 +172,13 @@ export class WorkspaceKernel {
     this.scheduleTick();
   }
 
+  private abortStart: (() => void) | null = null;
+
   /** Disconnects and stops the runtimes. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.abortStart?.();
     if (this.statusTimer) clearTimeout(this.statusTimer);
     try {
       writeKernelStatus(this.doc, { ...this.status(), state: 'offline', current: null, queue: [] }, KERNEL_ORIGIN);

@@ -146,7 +146,7 @@ describe('sandbox', () => {
     const ws = await newWorkspace(ctx.server);
     const a = await client(ctx.server, ws, ctx.clients);
     const gen = readKernelStatus(a.doc).generation;
-    const objects = await runToEnd(a.doc, 'const keep = [];\nfor (;;) keep.push({ rows: new Array(1e6).fill(Math.random()) });');
+    const objects = await runToEnd(a.doc, 'const keep = [];\nfor (;;) keep.push({ rows: new Array(4e6).fill(Math.random()) });');
     expect(objects.state).toBe('error');
     expect(shown(objects)).toMatch(/ran out of memory/);
     await waitFor(() => readKernelStatus(a.doc).generation > gen, { message: 'kernel restarted' });
