@@ -11,7 +11,7 @@ import {
   setCellSource, moveCell, listCells,
 } from '@plexus/shared';
 import { api, waitFor } from '../helpers.ts';
-import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, kernelSuite, shown, waitRun } from '../kernel-helpers.ts';
+import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, kernelSuite, shown, startKernelServer, waitRun } from '../kernel-helpers.ts';
 
 const ctx = kernelSuite();
 
@@ -201,5 +201,21 @@ describe('outputs on the server, import and export', () => {
     const v = await waitRun(b.doc, listCells(b.doc)[1]!.id, (r) => r.state === 'done');
     expect(v.outputs[0]).toMatchObject({ rows: [{ g: 'hello' }] });
     expect((await api(ctx.server.url, ctx.server.ownerToken, 'POST', `/api/workspaces/${ws2}/import`, { cells: 'nope' })).status).toBe(400);
+  });
+});
+
+describe('demo workspace', () => {
+  it('its JavaScript and SQL cells run', async () => {
+    const server = await startKernelServer({ seedDemo: true });
+    try {
+      const c = await client(server, 'demo', ctx.clients);
+      requestRunAll(c.doc, alice, aliceOrigin);
+      const [js, sql] = listCells(c.doc).filter((x) => x.kind !== 'markdown');
+      const v = await waitRun(c.doc, sql!.id, (r) => r.state === 'done' || r.state === 'error');
+      expect(v.outputs[0]).toMatchObject({ type: 'table', rows: [{ answer: 42, unit: 'neurons' }] });
+      expect(readCellRun(c.doc, js!.id)!.exec!.defines).toEqual(['frameRate', 'frames', 'durationSeconds']);
+    } finally {
+      await server.close();
+    }
   });
 });
