@@ -33,6 +33,7 @@ import { sendError } from './http/respond.ts';
 import { staticFiles } from './http/static-files.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from './demo.ts';
 import { addDemoRois } from './demo-viewer.ts';
+import { KernelManager } from './kernel/manager.ts';
 
 export const VERSION = '0.1.0';
 
@@ -47,6 +48,8 @@ export interface PlexusServer {
   persistence: DurablePersistence;
   /** The volumes directory (`<dataDir>/volumes`) and the datasets being generated. */
   volumes: Volumes;
+  /** Kernel supervision (null when PLEXUS_KERNEL=0). */
+  kernels: KernelManager | null;
   log: Logger;
   /** An owner token for every workspace (the local user's). */
   ownerToken: string;
@@ -90,6 +93,15 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
   const store = new WorkspaceStore(path.join(config.dataDir, 'plexus.db'), { background: true });
   const guard = new AwarenessGuard();
   const persistence = new DurablePersistence(store, log, { compactEvery: config.compactEvery, compactIdleMs: config.compactIdleMs });
+  const kernels = config.kernel
+    ? new KernelManager({
+        dataDir: config.dataDir,
+        signer,
+        log,
+        idleMs: config.kernelIdleMs,
+        limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
+      })
+    : null;
   const hocuspocus = new Hocuspocus({
     name: 'plexus',
     quiet: true,
@@ -97,11 +109,14 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
     // Storage is our write-ahead log, not Hocuspocus' debounced store: unload as soon as possible.
     debounce: 0,
     unloadImmediately: true,
-    extensions: [new AccessControl(signer, store, log), persistence],
+    extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels] : [])],
   });
   const workspaces = new Workspaces(store, hocuspocus, persistence);
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
-  workspaces.onDelete = (id) => bridge.closeAll(id, CloseCodes.NotFound);
+  workspaces.onDelete = (id) => {
+    bridge.closeAll(id, CloseCodes.NotFound);
+    void kernels?.stop(id);
+  };
 
   warmUp();
   const seededDemo = config.seedDemo && store.list().length === 0;
@@ -147,7 +162,8 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
       return;
     }
     handleApi(
-      { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays, volumeApi },
+      { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays, volumeApi,
+        notebook: { hocuspocus, kernels, upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb } } },
       req,
       res,
     )
@@ -244,6 +260,7 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
   const addr = http.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
+  kernels?.listening(`http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`, hocuspocus);
   const ownerToken = signer.sign({ ws: '*', role: 'owner', sub: 'local-owner', ttlSeconds: config.ownerTokenDays * 86400 });
   log.info('listening', { url, dataDir: config.dataDir, clientBuilt: serveClient !== null });
 
@@ -253,6 +270,7 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
       ready = false;
       log.info('shutting down: flushing documents');
       stopGenerating.abort();
+      await kernels?.closeAll().catch((e) => log.error('stopping kernels failed', { err: e }));
       http.close();
       bridge.closeAll(null, { code: 1001, reason: 'server-shutting-down' });
       hocuspocus.closeConnections();
@@ -263,5 +281,5 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
       log.info('stopped');
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, log, ownerToken, close };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, log, ownerToken, close };
 }

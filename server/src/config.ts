@@ -33,6 +33,22 @@ export interface ServerConfig {
   maxSampleVoxels: number;
   /** Size and layout of the generated demo dataset (tests make it small; not an env variable). */
   demoData?: DemoOptions;
+  /** Start a kernel peer for each open workspace. */
+  kernel: boolean;
+  /** Time limit of one cell (ms), JavaScript and SQL. */
+  cellTimeoutMs: number;
+  /** Memory of a workspace's JavaScript runtime (MB of heap; ArrayBuffers are bounded by the address space). */
+  cellMemoryMb: number;
+  /** DuckDB's memory limit per workspace (MB). */
+  sqlMemoryMb: number;
+  /** Rows of an SQL result given to JavaScript cells as the cell's value. */
+  sqlRowsToJs: number;
+  /** A kernel with no one else connected and nothing to do stops after this long (ms). */
+  kernelIdleMs: number;
+  /** Largest upload (bytes, after decompression for .gz files). */
+  uploadMaxBytes: number;
+  /** Time limit for validating and storing one upload (ms). */
+  uploadTimeoutMs: number;
 }
 
 function int(v: string | undefined, dflt: number, name: string): number {
@@ -64,6 +80,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     publicVolumes: env.PLEXUS_PUBLIC_VOLUMES === '1',
     volumesCorsOrigins: (env.PLEXUS_VOLUMES_CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     maxSampleVoxels: int(env.PLEXUS_MAX_SAMPLE_VOXELS, 64 * 1024 * 1024, 'PLEXUS_MAX_SAMPLE_VOXELS'),
+    kernel: env.PLEXUS_KERNEL !== '0',
+    cellTimeoutMs: int(env.PLEXUS_CELL_TIMEOUT_MS, 30_000, 'PLEXUS_CELL_TIMEOUT_MS'),
+    cellMemoryMb: int(env.PLEXUS_CELL_MEMORY_MB, 512, 'PLEXUS_CELL_MEMORY_MB'),
+    sqlMemoryMb: int(env.PLEXUS_SQL_MEMORY_MB, 512, 'PLEXUS_SQL_MEMORY_MB'),
+    sqlRowsToJs: int(env.PLEXUS_SQL_ROWS_TO_JS, 100_000, 'PLEXUS_SQL_ROWS_TO_JS'),
+    kernelIdleMs: int(env.PLEXUS_KERNEL_IDLE_MS, 60_000, 'PLEXUS_KERNEL_IDLE_MS'),
+    uploadMaxBytes: int(env.PLEXUS_UPLOAD_MAX_BYTES, 200 * 1024 * 1024, 'PLEXUS_UPLOAD_MAX_BYTES'),
+    uploadTimeoutMs: int(env.PLEXUS_UPLOAD_TIMEOUT_MS, 120_000, 'PLEXUS_UPLOAD_TIMEOUT_MS'),
     ...overrides,
   };
 }

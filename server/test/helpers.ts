@@ -23,7 +23,11 @@ export function tmpDataDir(prefix = 'plexus-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** Starts an in-process server on a free port with a temp data dir. */
+/**
+ * Starts an in-process server on a free port with a temp data dir. The kernel is off unless asked
+ * for (`kernel: true`, see kernel-helpers.ts): it is a peer that writes status into every open
+ * document and keeps documents loaded while idle, which suites about storage and protocol do not want.
+ */
 export async function startTestServer(overrides: Partial<ServerConfig> = {}): Promise<PlexusServer> {
   const config = loadConfig({ PLEXUS_LOG_LEVEL: process.env.PLEXUS_TEST_LOG ?? 'silent' } as NodeJS.ProcessEnv, {
     port: 0,
@@ -31,6 +35,7 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     dataDir: tmpDataDir(),
     seedDemo: false,
     clientDir: path.join(tmpDataDir(), 'no-client'),
+    kernel: false,
     ...overrides,
   });
   return startServer(config);
@@ -189,7 +194,7 @@ export async function startChildServer(dataDir: string, env: Record<string, stri
   // SIGKILL would hit only the wrapper and leave the real server running.
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'server/src/main.ts')], {
     cwd: repoRoot,
-    env: { ...process.env, PORT: '0', PLEXUS_DATA_DIR: dataDir, PLEXUS_READY_JSON: '1', PLEXUS_LOG_LEVEL: 'warn', PLEXUS_SEED_DEMO: '0', PLEXUS_SECRET: 'test-secret-0123456789abcdef', ...env },
+    env: { ...process.env, PORT: '0', PLEXUS_DATA_DIR: dataDir, PLEXUS_READY_JSON: '1', PLEXUS_LOG_LEVEL: 'warn', PLEXUS_SEED_DEMO: '0', PLEXUS_KERNEL: '0', PLEXUS_SECRET: 'test-secret-0123456789abcdef', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));

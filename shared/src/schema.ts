@@ -10,7 +10,8 @@
  * | viewer   | Y.Map              | Neuroglancer state, mapped granularly (viewer issue)          |
  * | chat     | Y.Array<Y.Map>     | messages: id, author, text (Y.Text), created, status          |
  * | runs     | Y.Map<id, Y.Map>   | agent runs (agent issue)                                      |
- * | data     | Y.Map<name, Y.Map> | registry of uploaded tables (kernel issue)                    |
+ * | data     | Y.Map<name, object>| registry of uploaded tables (notebook/data.ts)                 |
+ * | kernel   | Y.Map              | kernel commands and status (notebook/runs.ts)                 |
  */
 import * as Y from 'yjs';
 import type { Origin } from './origin.ts';
@@ -25,6 +26,7 @@ export const ROOTS = {
   chat: 'chat',
   runs: 'runs',
   data: 'data',
+  kernel: 'kernel',
 } as const;
 
 /** Typed access to the roots of a workspace document (creating a root is free and idempotent). */
@@ -35,7 +37,8 @@ export function roots(doc: Y.Doc) {
     viewer: doc.getMap<unknown>(ROOTS.viewer),
     chat: doc.getArray<Y.Map<unknown>>(ROOTS.chat),
     runs: doc.getMap<Y.Map<unknown>>(ROOTS.runs),
-    data: doc.getMap<Y.Map<unknown>>(ROOTS.data),
+    data: doc.getMap<unknown>(ROOTS.data),
+    kernel: doc.getMap<unknown>(ROOTS.kernel),
   };
 }
 

@@ -11,6 +11,7 @@ import type { Logger } from '../log.ts';
 import { WorkspaceError, type Workspaces } from '../workspaces.ts';
 import { HttpError, readJson, sendError, sendJson } from './respond.ts';
 import { handleVolumeApi, type VolumeApiDeps } from './volume-api.ts';
+import { handleNotebookApi, type NotebookApiDeps } from './notebook-api.ts';
 
 export interface ApiDeps {
   signer: TokenSigner;
@@ -23,6 +24,7 @@ export interface ApiDeps {
   publicUrl: (req: IncomingMessage) => string;
   shareLinkDays: number;
   volumeApi: VolumeApiDeps;
+  notebook: Omit<NotebookApiDeps, 'requireWorkspace'>;
 }
 
 function bearer(req: IncomingMessage, url: URL): string | null {
@@ -116,6 +118,10 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         res.writeHead(204).end();
         return true;
       }
+    } else if (parts.length >= 3 && ['uploads', 'data', 'results', 'export', 'import'].includes(parts[2]!)) {
+      const role = roleIn(claims, id);
+      const nb: NotebookApiDeps = { ...deps.notebook, requireWorkspace: (w) => void deps.workspaces.get(w) };
+      if (await handleNotebookApi(nb, req, res, url, claims, role, id, parts.slice(2))) return true;
     } else if (parts.length === 3 && method === 'POST') {
       if (parts[2] === 'duplicate') {
         requireGlobalOwner(claims);

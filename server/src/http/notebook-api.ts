@@ -1,0 +1,178 @@
+/**
+ * Notebook routes of the HTTP API (docs/api.md): data uploads, table previews and deletion, large
+ * cell results, `.ipynb` import, `.ipynb` and HTML report export. Document changes go through a
+ * Hocuspocus direct connection with a server origin, so every connected client sees them.
+ * Effects: files, child processes (importer), document mutation.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Hocuspocus } from '@hocuspocus/server';
+import * as Y from 'yjs';
+import {
+  canWrite, getTable, ipynbToCells, notebookToHtml, notebookToIpynb, registerTable, serverOrigin, unregisterTable, createCell,
+  getTitle, type Role, type TokenClaims,
+} from '@plexus/shared';
+import type { KernelManager } from '../kernel/manager.ts';
+import { ResultStore, RESULT_REF_PATTERN } from '../kernel/results.ts';
+import { UploadError, importUpload, previewTable, type UploadLimits } from '../kernel/uploads.ts';
+import { HttpError, readJson, sendJson } from './respond.ts';
+
+export interface NotebookApiDeps {
+  hocuspocus: Hocuspocus;
+  kernels: KernelManager | null;
+  upload: UploadLimits;
+  /** Throws unless the workspace exists. */
+  requireWorkspace: (id: string) => void;
+}
+
+async function withDoc<T>(deps: NotebookApiDeps, id: string, f: (doc: Y.Doc) => T): Promise<T> {
+  const conn = await deps.hocuspocus.openDirectConnection(id);
+  try {
+    let out!: T;
+    await conn.transact((doc) => {
+      out = f(doc);
+    });
+    return out;
+  } finally {
+    await conn.disconnect();
+  }
+}
+
+const int = (v: string | null, dflt: number, max: number) => {
+  const n = v === null ? dflt : Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new HttpError(400, 'bad-range', 'offset and limit must be non-negative integers');
+  return Math.min(n, max);
+};
+
+function kernelsOf(deps: NotebookApiDeps): KernelManager {
+  if (!deps.kernels) throw new HttpError(503, 'kernel-disabled', 'the kernel is disabled on this server (PLEXUS_KERNEL=0)');
+  return deps.kernels;
+}
+
+/**
+ * Handles `/api/workspaces/:id/<rest>` for the notebook routes; returns false for other paths.
+ * `role` is the caller's role in the workspace (already checked to grant access).
+ */
+export async function handleNotebookApi(
+  deps: NotebookApiDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  claims: TokenClaims,
+  role: Role,
+  id: string,
+  rest: string[],
+): Promise<boolean> {
+  const method = req.method ?? 'GET';
+  const write = () => {
+    if (!canWrite(role)) throw new HttpError(403, 'forbidden', 'viewers cannot change the workspace');
+  };
+  const [head, name, tail] = rest;
+  if (head === 'uploads' && rest.length === 1 && method === 'POST') {
+    write();
+    deps.requireWorkspace(id);
+    const k = kernelsOf(deps);
+    const fileName = url.searchParams.get('name') ?? '';
+    const len = req.headers['content-length'] ? Number(req.headers['content-length']) : undefined;
+    try {
+      const t = await importUpload({
+        body: req, fileName, tableName: url.searchParams.get('table') ?? undefined, contentLength: len,
+        tablesDir: k.tablesDir(id), tmpDir: path.join(k.workspaceDir(id), 'uploads-tmp'), limits: deps.upload,
+      });
+      const table = {
+        name: t.name, fileName, format: t.format, columns: t.columns, rows: t.rows, bytes: t.bytes, storedBytes: t.storedBytes,
+        uploadedBy: { id: claims.sub, ...(claims.name ? { name: claims.name } : {}) }, created: Date.now(),
+      };
+      try {
+        await withDoc(deps, id, (doc) => registerTable(doc, table, serverOrigin('upload')));
+      } catch (e) {
+        fs.rmSync(path.join(k.tablesDir(id), `${t.name}.duckdb`), { force: true });
+        throw e;
+      }
+      sendJson(res, 201, { table });
+    } catch (e) {
+      // Drain what the client still sends so it reads our answer instead of a reset connection.
+      req.resume();
+      if (e instanceof UploadError) throw new HttpError(e.status, e.code, e.message);
+      throw e;
+    }
+    return true;
+  }
+  if (head === 'data' && name !== undefined) {
+    deps.requireWorkspace(id);
+    const k = kernelsOf(deps);
+    const file = path.join(k.tablesDir(id), `${name}.duckdb`);
+    if (rest.length === 3 && tail === 'preview' && method === 'GET') {
+      const exists = await withDoc(deps, id, (doc) => getTable(doc, name) !== null);
+      if (!exists) throw new HttpError(404, 'not-found', `no table "${name}" in this workspace`);
+      const offset = int(url.searchParams.get('offset'), 0, Number.MAX_SAFE_INTEGER);
+      const limit = int(url.searchParams.get('limit'), 50, 1000);
+      try {
+        sendJson(res, 200, { name, offset, ...(await previewTable(file, offset, limit)) });
+      } catch (e) {
+        if (e instanceof UploadError) throw new HttpError(e.status, e.code, e.message);
+        throw e;
+      }
+      return true;
+    }
+    if (rest.length === 2 && method === 'DELETE') {
+      write();
+      const removed = await withDoc(deps, id, (doc) => unregisterTable(doc, name, serverOrigin('delete-table')));
+      if (!removed) throw new HttpError(404, 'not-found', `no table "${name}" in this workspace`);
+      if (/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name)) fs.rmSync(file, { force: true });
+      res.writeHead(204).end();
+      return true;
+    }
+  }
+  if (head === 'results' && rest.length === 2 && method === 'GET') {
+    deps.requireWorkspace(id);
+    const k = kernelsOf(deps);
+    if (!RESULT_REF_PATTERN.test(name!)) throw new HttpError(404, 'not-found', 'no such result');
+    const r = new ResultStore(path.join(k.workspaceDir(id), 'results')).get(name!);
+    if (!r) throw new HttpError(404, 'not-found', 'no such result (it may have been replaced by a newer run)');
+    if (r.kind === 'table' && Array.isArray(r.rows)) {
+      const offset = int(url.searchParams.get('offset'), 0, Number.MAX_SAFE_INTEGER);
+      const limit = int(url.searchParams.get('limit'), 100, 5000);
+      sendJson(res, 200, { kind: 'table', columns: r.columns, totalRows: r.totalRows, storedRows: r.rows.length, offset, rows: r.rows.slice(offset, offset + limit) });
+    } else sendJson(res, 200, r);
+    return true;
+  }
+  if (head === 'export' && rest.length === 1 && method === 'GET') {
+    deps.requireWorkspace(id);
+    const format = url.searchParams.get('format') ?? 'ipynb';
+    const { body, title } = await withDoc(deps, id, (doc) => ({
+      title: getTitle(doc),
+      body: format === 'html' ? notebookToHtml(doc) : format === 'ipynb' ? JSON.stringify(notebookToIpynb(doc), null, 1) : null,
+    }));
+    if (body === null) throw new HttpError(400, 'bad-format', 'format must be "ipynb" or "html"');
+    const file = `${title.replace(/[^A-Za-z0-9 _-]+/g, '').trim() || 'notebook'}.${format}`;
+    res.writeHead(200, {
+      'content-type': format === 'html' ? 'text/html; charset=utf-8' : 'application/x-ipynb+json; charset=utf-8',
+      'content-disposition': `attachment; filename="${file}"`,
+      'cache-control': 'no-store',
+      // The report is self-contained: no script, no remote resource.
+      ...(format === 'html' ? { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:" } : {}),
+    });
+    res.end(body);
+    return true;
+  }
+  if (head === 'import' && rest.length === 1 && method === 'POST') {
+    write();
+    deps.requireWorkspace(id);
+    const body = await readJson(req, 32 * 1024 * 1024);
+    let cells;
+    try {
+      cells = ipynbToCells(body);
+    } catch (e) {
+      throw new HttpError(400, 'bad-notebook', (e as Error).message);
+    }
+    const ids = await withDoc(deps, id, (doc) => {
+      const o = serverOrigin('import-ipynb');
+      return cells.map((c) => createCell(doc, { kind: c.kind, source: c.source, author: claims.sub, ...(c.name ? { name: c.name } : {}) }, o));
+    });
+    sendJson(res, 201, { imported: ids.length, cells: ids, languages: [...new Set(cells.map((c) => c.language).filter(Boolean))] });
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,244 @@
+/**
+ * One workspace's JavaScript runtime: the sandboxed runner process, the per-cell time limit
+ * (enforced here, in the parent: the vm timeout stops synchronous loops softly; anything still
+ * running at the deadline is killed), Interrupt (SIGINT, then kill), and a clear reason when the
+ * process dies (timeout, out of memory, CPU limit, crash). A dead runtime stays dead: the kernel
+ * starts a new one and treats every value as lost.
+ * Effects: child processes, timers.
+ */
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import type { CellOutput } from '@plexus/shared';
+import { SandboxedChild, type ChildExit } from './child.ts';
+import { RUNNER_DIR } from './sandbox.ts';
+
+/** Modules a cell may `import` (resolved from the server's dependencies). */
+export const CURATED_LIBRARIES = ['d3-array', 'simple-statistics'] as const;
+
+export interface JsRuntimeOptions {
+  cwd: string;
+  uid?: number;
+  memoryMb: number;
+  timeoutMs: number;
+  maxFrameBytes: number;
+}
+
+export interface RunInput {
+  runId: string;
+  code: string;
+  shifts: Array<{ line: number; column: number; by: number }>;
+  inputs: string[];
+  filename: string;
+}
+
+export type ErrorOutput = Extract<CellOutput, { type: 'error' }>;
+
+export interface RunOutcome {
+  ok: boolean;
+  defines: string[];
+  outputs: CellOutput[];
+  /** Full value/rows of a large output, to keep server-side. */
+  full?: unknown;
+  error?: ErrorOutput;
+  /** The runtime died during the run (values lost): why. */
+  fatal?: string;
+  cancelled?: boolean;
+}
+
+const require = createRequire(import.meta.url);
+const nodeModules = path.resolve(path.dirname(require.resolve('@duckdb/node-api/package.json')), '../..');
+
+function libraryUrls(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of CURATED_LIBRARIES) out[name] = pathToFileURL(require.resolve(name)).href;
+  return out;
+}
+
+/** Explains why a runner process died. */
+export function deathReason(exit: ChildExit, memoryMb: number): string {
+  if (exit.killedFor) return exit.killedFor;
+  if (/heap out of memory|Allocation failed/i.test(exit.stderr) || exit.signal === 'SIGABRT' || exit.signal === 'SIGTRAP')
+    return `the kernel ran out of memory (limit ${memoryMb} MB) and was restarted`;
+  if (exit.signal === 'SIGXCPU') return 'the kernel used up its CPU-time limit and was restarted';
+  if (exit.signal) return `the kernel process was killed by ${exit.signal} and was restarted`;
+  return `the kernel process exited (code ${exit.code}) and was restarted`;
+}
+
+type Pending = { resolve: (o: RunOutcome) => void; onStream: (name: 'stdout' | 'stderr', text: string) => void; timer: NodeJS.Timeout };
+
+export class JsRuntime {
+  private child: SandboxedChild | null = null;
+  private run_: (Pending & { runId: string }) | null = null;
+  private requests = new Map<number, (v: { values: Record<string, unknown>; missing: string[]; error?: string }) => void>();
+  private nextId = 1;
+  private ready: Promise<void> | null = null;
+  /** Set when the process died; the kernel reads it to decide whether to start a new runtime. */
+  death: string | null = null;
+  onDeath: ((reason: string) => void) | null = null;
+  layers: string[] = [];
+
+  constructor(private readonly opts: JsRuntimeOptions) {}
+
+  start(): Promise<void> {
+    if (this.ready) return this.ready;
+    const heap = this.opts.memoryMb;
+    const child = new SandboxedChild({
+      cwd: this.opts.cwd,
+      maxFrameBytes: this.opts.maxFrameBytes,
+      launch: {
+        isolateNetwork: true,
+        uid: this.opts.uid,
+        limits: {
+          // Node reserves about 1 GiB of address space before running anything; the rest is what
+          // cells may use, heap and ArrayBuffers alike.
+          addressSpace: (1024 + 2 * heap) * 1024 * 1024,
+          cpuSeconds: 24 * 3600,
+          processes: 256,
+          openFiles: 256,
+          fileSize: 0,
+        },
+        nodeArgs: [
+          '--experimental-permission',
+          `--allow-fs-read=${RUNNER_DIR}${path.sep}*`,
+          `--allow-fs-read=${nodeModules}${path.sep}*`,
+          `--max-old-space-size=${heap}`,
+          '--no-warnings',
+          path.join(RUNNER_DIR, 'js-runner.mjs'),
+        ],
+      },
+      init: { type: 'init', libs: libraryUrls() },
+      onMessage: (m) => this.onMessage(m),
+      describeExit: (exit) => deathReason(exit, this.opts.memoryMb),
+    });
+    this.child = child;
+    this.layers = child.layers;
+    this.ready = child.ready;
+    child.death.then((reason) => {
+      this.death = reason;
+      const r = this.run_;
+      this.run_ = null;
+      if (r) {
+        clearTimeout(r.timer);
+        r.resolve({ ok: false, defines: [], outputs: [], fatal: reason, error: { type: 'error', name: 'KernelError', message: reason } });
+      }
+      for (const cb of this.requests.values()) cb({ values: {}, missing: [], error: reason });
+      this.requests.clear();
+      this.onDeath?.(reason);
+    });
+    return this.ready;
+  }
+
+  get alive(): boolean {
+    return !!this.child?.running && this.death === null;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  private onMessage(m: Record<string, unknown>): void {
+    switch (m.type) {
+      case 'stream':
+        if (this.run_ && m.runId === this.run_.runId && (m.name === 'stdout' || m.name === 'stderr')) this.run_.onStream(m.name, String(m.text ?? ''));
+        return;
+      case 'done':
+      case 'error': {
+        const r = this.run_;
+        if (!r || m.runId !== r.runId) return;
+        this.run_ = null;
+        clearTimeout(r.timer);
+        if (m.type === 'done') r.resolve({ ok: true, defines: asStrings(m.defines), outputs: Array.isArray(m.outputs) ? (m.outputs as CellOutput[]) : [], full: m.full });
+        else r.resolve({ ok: false, defines: [], outputs: [], error: sanitizeError(m.error) });
+        return;
+      }
+      case 'values': {
+        const cb = this.requests.get(Number(m.id));
+        this.requests.delete(Number(m.id));
+        cb?.({ values: (m.values ?? {}) as Record<string, unknown>, missing: asStrings(m.missing), error: typeof m.error === 'string' ? m.error : undefined });
+        return;
+      }
+    }
+  }
+
+  /** Runs one compiled cell. Never rejects: failures are outcomes. */
+  async run(input: RunInput, onStream: Pending['onStream']): Promise<RunOutcome> {
+    try {
+      await this.start();
+      if (this.death) throw new Error(this.death);
+    } catch (e) {
+      const reason = this.death ?? (e as Error).message;
+      return { ok: false, defines: [], outputs: [], fatal: reason, error: { type: 'error', name: 'KernelError', message: reason } };
+    }
+    if (this.run_) throw new Error('one cell at a time');
+    return new Promise<RunOutcome>((resolve) => {
+      const secs = Math.round(this.opts.timeoutMs / 100) / 10;
+      const timer = setTimeout(() => this.child?.kill(`timed out after ${secs} s (the kernel was restarted; values of other cells were lost)`), this.opts.timeoutMs + 300);
+      this.run_ = { runId: input.runId, resolve, onStream, timer };
+      this.child!.send({ type: 'run', ...input, timeoutMs: this.opts.timeoutMs });
+    });
+  }
+
+  /** Abandons a run softly (superseded): its result is ignored; the process keeps its values. */
+  cancel(runId: string): void {
+    const r = this.run_;
+    if (!r || r.runId !== runId) return;
+    this.child?.send({ type: 'cancel', runId });
+    this.run_ = null;
+    clearTimeout(r.timer);
+    r.resolve({ ok: false, defines: [], outputs: [], cancelled: true });
+  }
+
+  /** Interrupt: SIGINT stops synchronous code and abandons an awaiting cell; kill after `graceMs`. */
+  interrupt(graceMs = 1500): void {
+    const r = this.run_;
+    if (!r || !this.child) return;
+    this.child.signal('SIGINT');
+    const child = this.child;
+    setTimeout(() => {
+      if (this.run_ === r) child.kill('interrupted (the cell did not stop; the kernel was restarted and values were lost)');
+    }, graceMs).unref();
+  }
+
+  /** Values of `names` (for SQL parameters). */
+  async get(names: string[]): Promise<{ values: Record<string, unknown>; missing: string[]; error?: string }> {
+    await this.start();
+    if (this.death) return { values: {}, missing: [], error: this.death };
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.requests.set(id, resolve);
+      this.child!.send({ type: 'get', id, names });
+    });
+  }
+
+  set(name: string, value: unknown): void {
+    this.child?.send({ type: 'set', name, value });
+  }
+
+  delete(names: string[]): void {
+    if (names.length) this.child?.send({ type: 'delete', names });
+  }
+
+  dispose(): Promise<void> {
+    this.onDeath = null;
+    if (!this.child) return Promise.resolve();
+    this.child.kill('stopped');
+    return this.child.exited.then(() => {});
+  }
+}
+
+const asStrings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+function sanitizeError(e: unknown): ErrorOutput {
+  const o = (e && typeof e === 'object' ? e : {}) as Record<string, unknown>;
+  const str = (v: unknown, max: number) => (typeof v === 'string' ? v.slice(0, max) : undefined);
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const out: ErrorOutput = { type: 'error', name: str(o.name, 200) ?? 'Error', message: str(o.message, 4000) ?? String(e) };
+  const line = num(o.line);
+  const column = num(o.column);
+  const stack = str(o.stack, 4000);
+  if (line !== undefined) out.line = line;
+  if (column !== undefined) out.column = column;
+  if (stack) out.stack = stack;
+  return out;
+}

@@ -1,0 +1,161 @@
+/**
+ * Kernel supervision, as a Hocuspocus extension: when a workspace document is loaded (someone
+ * opened it) a kernel peer connects to it; when only the kernel is left and it is idle, the kernel
+ * disconnects and its processes stop. Each live kernel gets its own uid slot (when the server runs
+ * as root) and a directory `<kernelDir>/<workspace>/` with `scratch/` (children's cwd),
+ * `results/` (large outputs) and `tables/` (uploaded tables, read-only files).
+ * Effects: starts and stops kernels (network, processes, files), changes file modes in the data dir.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Extension, Hocuspocus, afterLoadDocumentPayload, onDisconnectPayload } from '@hocuspocus/server';
+import type { TokenSigner } from '../auth/tokens.ts';
+import type { Logger } from '../log.ts';
+import { WorkspaceKernel, type KernelLimits } from './workspace-kernel.ts';
+import { sandboxCaps } from './sandbox.ts';
+
+export interface KernelManagerOptions {
+  dataDir: string;
+  signer: TokenSigner;
+  log: Logger;
+  limits: KernelLimits;
+  idleMs: number;
+  /** First uid of the per-workspace range (root only). */
+  uidBase?: number;
+}
+
+const UID_BASE = 200_000;
+
+export class KernelManager implements Extension {
+  extensionName = 'plexus-kernel';
+  priority = 10;
+  private readonly kernels = new Map<string, { kernel: WorkspaceKernel; started: Promise<void>; slot: number }>();
+  private readonly idleTimers = new Map<string, NodeJS.Timeout>();
+  private serverUrl: string | null = null;
+  private hocuspocus: Hocuspocus | null = null;
+  private closing = false;
+  readonly kernelDir: string;
+
+  constructor(private readonly opts: KernelManagerOptions) {
+    this.kernelDir = path.join(opts.dataDir, 'kernel');
+    fs.mkdirSync(this.kernelDir, { recursive: true, mode: 0o755 });
+    fs.chmodSync(this.kernelDir, 0o755);
+    if (sandboxCaps().setpriv) protectDataDir(opts.dataDir);
+    // Uploads cut short by a crash leave their temporary files here: nothing of them may remain.
+    for (const ws of fs.readdirSync(this.kernelDir)) fs.rmSync(path.join(this.kernelDir, ws, 'uploads-tmp'), { recursive: true, force: true });
+  }
+
+  /** Called once the server listens: kernels connect to it as peers. */
+  listening(serverUrl: string, hocuspocus: Hocuspocus): void {
+    this.serverUrl = serverUrl;
+    this.hocuspocus = hocuspocus;
+  }
+
+  /** Directory of a workspace's kernel files. */
+  workspaceDir(id: string): string {
+    return path.join(this.kernelDir, id);
+  }
+
+  /** Directory of a workspace's uploaded tables. */
+  tablesDir(id: string): string {
+    return path.join(this.workspaceDir(id), 'tables');
+  }
+
+  /** The running kernel of a workspace, if any. */
+  get(id: string): WorkspaceKernel | undefined {
+    return this.kernels.get(id)?.kernel;
+  }
+
+  async afterLoadDocument({ documentName }: afterLoadDocumentPayload): Promise<void> {
+    this.ensure(documentName);
+  }
+
+  async onDisconnect({ documentName, clientsCount }: onDisconnectPayload): Promise<void> {
+    if (clientsCount <= 1) this.scheduleIdleCheck(documentName);
+  }
+
+  /** Starts the kernel of a workspace unless it runs. Resolves when it serves requests. */
+  ensure(id: string): Promise<void> {
+    const have = this.kernels.get(id);
+    if (have) return have.started;
+    if (!this.serverUrl || this.closing) return Promise.resolve();
+    const used = new Set([...this.kernels.values()].map((k) => k.slot));
+    let slot = 0;
+    while (used.has(slot)) slot++;
+    const dir = this.workspaceDir(id);
+    for (const sub of ['scratch', 'results', 'tables']) fs.mkdirSync(path.join(dir, sub), { recursive: true, mode: 0o755 });
+    fs.chmodSync(dir, 0o755);
+    fs.chmodSync(path.join(dir, 'scratch'), 0o755);
+    const kernel = new WorkspaceKernel({
+      workspaceId: id,
+      serverUrl: this.serverUrl,
+      token: () => this.opts.signer.sign({ ws: id, role: 'service', sub: 'service:kernel', name: 'Kernel', ttlSeconds: 7 * 86400 }),
+      dir,
+      tablesDir: this.tablesDir(id),
+      uid: sandboxCaps().setpriv ? (this.opts.uidBase ?? UID_BASE) + slot : undefined,
+      limits: this.opts.limits,
+      log: this.opts.log,
+    });
+    const started = kernel.start().then(
+      () => this.opts.log.info('kernel started', { ws: id }),
+      (e) => {
+        this.opts.log.error('kernel failed to start', { ws: id, err: e });
+        this.kernels.delete(id);
+        void kernel.stop();
+      },
+    );
+    this.kernels.set(id, { kernel, started, slot });
+    this.scheduleIdleCheck(id);
+    return started;
+  }
+
+  private scheduleIdleCheck(id: string): void {
+    if (this.idleTimers.has(id)) return;
+    const t = setTimeout(() => {
+      this.idleTimers.delete(id);
+      const k = this.kernels.get(id);
+      if (!k) return;
+      const doc = this.hocuspocus?.documents.get(id);
+      const others = (doc?.getConnectionsCount() ?? 0) - 1;
+      if (others > 0 || k.kernel.busy) return this.scheduleIdleCheck(id);
+      void this.stop(id);
+    }, this.opts.idleMs);
+    t.unref();
+    this.idleTimers.set(id, t);
+  }
+
+  /** Stops a workspace's kernel (no-op when none runs). */
+  async stop(id: string): Promise<void> {
+    const k = this.kernels.get(id);
+    if (!k) return;
+    this.kernels.delete(id);
+    const t = this.idleTimers.get(id);
+    if (t) clearTimeout(t);
+    this.idleTimers.delete(id);
+    await k.kernel.stop();
+    await k.started;
+    this.opts.log.info('kernel stopped', { ws: id });
+  }
+
+  /** Stops every kernel (server shutdown). */
+  async closeAll(): Promise<void> {
+    this.closing = true;
+    await Promise.all([...this.kernels.keys()].map((id) => this.stop(id)));
+  }
+}
+
+/**
+ * Kernel children run as other uids and must reach `<dataDir>/kernel`: the data dir becomes
+ * traversable (0711: nobody can list it), and the files that must stay private become 0600.
+ */
+function protectDataDir(dataDir: string): void {
+  const st = fs.statSync(dataDir);
+  if ((st.mode & 0o001) === 0) fs.chmodSync(dataDir, (st.mode & 0o770) | 0o711);
+  for (const f of fs.readdirSync(dataDir)) {
+    if (f === 'kernel') continue;
+    const p = path.join(dataDir, f);
+    const s = fs.statSync(p);
+    if (s.isFile()) fs.chmodSync(p, s.mode & 0o700);
+    else if (s.isDirectory()) fs.chmodSync(p, s.mode & 0o700);
+  }
+}

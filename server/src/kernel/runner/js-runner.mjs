@@ -1,0 +1,176 @@
+/**
+ * The JavaScript cell runner: the program inside each workspace's sandboxed child process (see
+ * server/src/kernel/sandbox.ts for the OS limits around it). It keeps the values cells defined,
+ * runs compiled cells in a `vm` context with clean globals (a convenience, not the boundary: the
+ * boundary is the process), captures console output, renders the last value, and answers the
+ * supervisor over length-prefixed JSON frames on stdin/stdout.
+ * Effects: runs user code; reads stdin, writes stdout/stderr.
+ */
+import vm from 'node:vm';
+import { format } from 'node:util';
+import { encodeFrame, frameReader } from './wire.mjs';
+import { display, marked, toJson } from './display.mjs';
+
+const values = new Map(); // name -> value
+let libs = {}; // curated module name -> file URL
+let current = null; // { runId, cancelled, resolveCancel }
+const write = (msg) => process.stdout.write(encodeFrame(msg));
+
+let streamed = 0;
+const STREAM_LIMIT = 256 * 1024;
+function stream(name, args) {
+  if (!current) return;
+  const runId = current.runId;
+  if (streamed > STREAM_LIMIT) return;
+  let text = format(...args) + '\n';
+  streamed += text.length;
+  if (streamed > STREAM_LIMIT) text = text.slice(0, Math.max(0, text.length - (streamed - STREAM_LIMIT))) + '\n… output truncated\n';
+  write({ type: 'stream', runId, name, text });
+}
+
+const consoleApi = {
+  log: (...a) => stream('stdout', a),
+  info: (...a) => stream('stdout', a),
+  debug: (...a) => stream('stdout', a),
+  warn: (...a) => stream('stderr', a),
+  error: (...a) => stream('stderr', a),
+  table: (rows) => stream('stdout', [JSON.stringify(toJson(rows), null, 1)]),
+};
+
+// What cells see as globals besides the language built-ins. No process, require, import(), fetch,
+// WebSocket, net, fs, Buffer: cells compute on values; data comes in through SQL cells and uploads.
+const sandbox = {
+  console: consoleApi,
+  setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, structuredClone,
+  URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa,
+  performance: { now: () => performance.now() },
+  /** A Vega-Lite spec rendered as a chart. */
+  vegalite: (spec) => marked('chart', { format: 'vega-lite', spec }),
+  /** An Observable Plot chart in declarative form: `{ marks: [{ mark: 'dot', data, options }], ...plotOptions }`. */
+  plot: (spec) => marked('chart', { format: 'plot', spec }),
+  /** An image: `image('image/png', base64)` or `image('image/svg+xml', svgText)`. */
+  image: (mime, data, size = {}) => marked('image', { mime: String(mime), data: String(data), width: size.width, height: size.height }),
+  /** Shows rows as a table (with optional `[{name, type}]` columns). */
+  table: (rows, columns) => marked('table', { rows: [...rows], columns }),
+};
+const context = vm.createContext(sandbox, { name: 'plexus-cell', codeGeneration: { strings: true, wasm: false } });
+
+async function importLib(name) {
+  const url = libs[name];
+  if (!url) throw new Error(`cannot import "${name}": cells may import ${Object.keys(libs).map((n) => `"${n}"`).join(', ') || 'no modules'}`);
+  return import(url);
+}
+
+function cellError(e, filename, shifts) {
+  const err = e && typeof e === 'object' ? e : { name: 'Error', message: String(e) };
+  const out = { type: 'error', name: String(err.name ?? 'Error'), message: String(err.message ?? err) };
+  const stack = typeof err.stack === 'string' ? err.stack : '';
+  const m = stack.match(new RegExp(`${filename.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+):(\\d+)`));
+  if (m) {
+    out.line = Number(m[1]);
+    const col = Number(m[2]) - 1;
+    let by = 0;
+    for (const s of shifts ?? []) if (s.line === out.line && s.column <= col) by += s.by;
+    out.column = Math.max(0, col - by);
+  }
+  const lines = stack.split('\n').filter((l) => l.includes(filename) || !/^\s+at /.test(l));
+  if (lines.length) out.stack = lines.slice(0, 12).join('\n');
+  return out;
+}
+
+async function run(msg) {
+  const { runId, code, inputs, filename, shifts, timeoutMs } = msg;
+  current = { runId, cancelled: false };
+  streamed = 0;
+  const started = performance.now();
+  try {
+    const missing = inputs.filter((n) => !values.has(n));
+    if (missing.length) {
+      const e = new ReferenceError(`${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not defined`);
+      e.stack = '';
+      throw e;
+    }
+    const script = new vm.Script(code, { filename });
+    const helper = { import: importLib, last: undefined };
+    // The compiled cell calls itself with these arguments, so the synchronous part of the cell runs
+    // inside runInContext under the vm timeout and breakOnSigint (an infinite loop is stopped here
+    // without killing the process); what runs after its first await is bounded by the supervisor.
+    context.__plexusArgs = [helper, ...inputs.map((n) => values.get(n))];
+    let promise;
+    try {
+      promise = script.runInContext(context, { timeout: timeoutMs, breakOnSigint: true });
+    } finally {
+      delete context.__plexusArgs;
+    }
+    const res = await Promise.race([promise, new Promise((r) => (current.resolveCancel = r))]);
+    if (current.cancelled) return;
+    let value = helper.last;
+    if (value && typeof value.then === 'function') value = await value;
+    for (const [k, v] of Object.entries(res.defs)) values.set(k, v);
+    const shown = display(value);
+    write({ type: 'done', runId, defines: Object.keys(res.defs), outputs: shown.outputs, full: shown.full, ms: performance.now() - started });
+  } catch (e) {
+    if (current?.cancelled) return;
+    write({ type: 'error', runId, error: cellError(e, filename, shifts), ms: performance.now() - started });
+  } finally {
+    current = null;
+  }
+}
+
+function onMessage(msg) {
+  switch (msg.type) {
+    case 'init':
+      libs = msg.libs ?? {};
+      write({ type: 'ready', pid: process.pid, versions: process.versions.node });
+      return;
+    case 'run':
+      run(msg);
+      return;
+    case 'cancel':
+      if (current && current.runId === msg.runId) {
+        current.cancelled = true;
+        current.resolveCancel?.();
+      }
+      return;
+    case 'delete':
+      for (const n of msg.names) values.delete(n);
+      return;
+    case 'set':
+      values.set(msg.name, msg.value);
+      return;
+    case 'get': {
+      const out = {};
+      const missing = [];
+      for (const n of msg.names) {
+        if (!values.has(n)) missing.push(n);
+        else out[n] = values.get(n);
+      }
+      try {
+        write({ type: 'values', id: msg.id, values: out, missing });
+      } catch (e) {
+        write({ type: 'values', id: msg.id, values: {}, missing, error: `cannot send values: ${e.message}` });
+      }
+      return;
+    }
+    case 'ping':
+      write({ type: 'pong', id: msg.id, heapUsed: process.memoryUsage().heapUsed });
+      return;
+  }
+}
+
+process.on('uncaughtException', (e) => stream('stderr', [`Uncaught ${e?.stack ?? e}`]));
+process.on('unhandledRejection', (e) => stream('stderr', [`Unhandled rejection: ${e?.stack ?? e}`]));
+// Interrupt while a cell awaits: the synchronous part is stopped by breakOnSigint; here, the
+// pending run is abandoned and reported (its later callbacks are ignored).
+process.on('SIGINT', () => {
+  if (!current) return;
+  const { runId } = current;
+  current.cancelled = true;
+  current.resolveCancel?.();
+  write({ type: 'error', runId, error: { type: 'error', name: 'Interrupted', message: 'interrupted' } });
+});
+process.stdin.on('data', frameReader(onMessage, (e) => {
+  process.stderr.write(`runner: ${e.message}\n`);
+  process.exit(2);
+}));
+process.stdin.on('end', () => process.exit(0));

@@ -1,0 +1,152 @@
+/**
+ * The SQL worker: a sandboxed child process per workspace holding an in-memory DuckDB. At start it
+ * attaches each uploaded table's file read-only and creates a view named after the table, then
+ * turns external access off and locks the configuration, so queries from cells can read those
+ * tables and nothing else on disk, cannot write files, cannot load extensions and cannot undo the
+ * settings. (DuckDB keeps attached files writable by COPY ... TO even read-only; the files are
+ * also read-only to this process's uid, see sandbox.ts.) SQL cells' named results become temporary
+ * tables other SQL cells can read. Answers the supervisor over frames on stdin/stdout.
+ * Effects: DuckDB; reads stdin, writes stdout.
+ */
+import { DuckDBInstance, StatementType, listValue } from '@duckdb/node-api';
+import { encodeFrame, frameReader } from './wire.mjs';
+
+let conn = null;
+const write = (msg) => process.stdout.write(encodeFrame(msg));
+const q = (s) => `"${String(s).replace(/"/g, '""')}"`;
+const lit = (s) => `'${String(s).replace(/'/g, "''")}'`;
+
+/** Splits SQL into statements at semicolons outside strings, quoted names and comments. */
+export function splitStatements(sql) {
+  const out = [];
+  let cur = '';
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i];
+    if (c === "'" || c === '"') {
+      let j = i + 1;
+      while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c ? 2 : 1;
+      cur += sql.slice(i, j + 1);
+      i = j;
+    } else if (c === '-' && sql[i + 1] === '-') {
+      const j = sql.indexOf('\n', i);
+      i = j < 0 ? sql.length : j;
+      cur += '\n';
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const j = sql.indexOf('*/', i + 2);
+      i = j < 0 ? sql.length : j + 1;
+      cur += ' ';
+    } else if (c === ';') {
+      if (cur.trim()) out.push(cur.trim());
+      cur = '';
+    } else cur += c;
+  }
+  if (cur.trim()) out.push(cur.trim());
+  return out;
+}
+
+function bindValue(name, v) {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || typeof v === 'bigint') return v;
+  if (Object.prototype.toString.call(v) === '[object Date]') return v.toISOString();
+  if (Array.isArray(v)) return listValue(v.map((x) => bindValue(name, x)));
+  throw new Error(`$${name} must be a number, string, boolean, date or an array of these (JavaScript values reach SQL only as bound parameters)`);
+}
+
+function jsValue(v) {
+  if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v;
+  if (Array.isArray(v)) return v.map(jsValue);
+  if (v && typeof v === 'object' && Object.prototype.toString.call(v) === '[object Object]') {
+    const o = {};
+    for (const [k, x] of Object.entries(v)) o[k] = jsValue(x);
+    return o;
+  }
+  return v;
+}
+
+async function init(msg) {
+  const inst = await DuckDBInstance.create(':memory:', {
+    threads: String(msg.threads ?? 2),
+    max_memory: `${msg.memoryMb ?? 512}MB`,
+    temp_directory: '',
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+  });
+  conn = await inst.connect();
+  for (const t of msg.tables ?? []) {
+    await conn.run(`ATTACH ${lit(t.file)} AS ${q(`upload_${t.name}`)} (READ_ONLY)`);
+    await conn.run(`CREATE VIEW main.${q(t.name)} AS SELECT * FROM ${q(`upload_${t.name}`)}.main.data`);
+  }
+  await conn.run('SET enable_external_access = false');
+  await conn.run('SET allow_community_extensions = false');
+  await conn.run('SET lock_configuration = true');
+  write({ type: 'ready', pid: process.pid, tables: (msg.tables ?? []).map((t) => t.name) });
+}
+
+async function query(msg) {
+  const { id, sql, params, name, maxRows } = msg;
+  try {
+    const statements = splitStatements(sql);
+    if (!statements.length) throw new Error('the cell has no SQL statement');
+    const values = {};
+    for (const [k, v] of Object.entries(params ?? {})) values[k] = bindValue(k, v);
+    const bindFor = async (text) => {
+      const prepared = await conn.prepare(text);
+      const wanted = {};
+      for (let i = 1; i <= prepared.parameterCount; i++) {
+        const p = prepared.parameterName(i);
+        if (!(p in values)) throw new Error(`$${p} is not defined`);
+        wanted[p] = values[p];
+      }
+      if (prepared.parameterCount) prepared.bind(wanted);
+      return prepared;
+    };
+    for (const s of statements.slice(0, -1)) await (await bindFor(s)).run();
+    const last = statements[statements.length - 1];
+    let prepared = await bindFor(last);
+    let reader;
+    let total;
+    if (name && prepared.statementType === StatementType.SELECT) {
+      await (await bindFor(`CREATE OR REPLACE TEMP TABLE ${q(name)} AS ${last}`)).run();
+      reader = await conn.runAndReadUntil(`SELECT * FROM temp.${q(name)}`, maxRows);
+      total = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM temp.${q(name)}`)).getRowObjectsJS()[0].n);
+    } else {
+      reader = await prepared.runAndReadUntil(maxRows + 1);
+      total = reader.currentRowCount;
+    }
+    const columns = reader.columnNames().map((n, i) => ({ name: n, type: reader.columnTypes()[i].toString() }));
+    const rows = reader.getRowObjectsJS().slice(0, maxRows).map(jsValue);
+    write({ type: 'result', id, columns, rows, totalRows: Math.max(total, rows.length), materialized: !!name && prepared.statementType === StatementType.SELECT });
+    prepared = null;
+  } catch (e) {
+    write({ type: 'error', id, error: { name: 'SQLError', message: String(e?.message ?? e) } });
+  }
+}
+
+let chain = Promise.resolve();
+function onMessage(msg) {
+  switch (msg.type) {
+    case 'init':
+      chain = chain.then(() => init(msg)).catch((e) => {
+        process.stderr.write(`sql worker: ${e?.message ?? e}\n`);
+        process.exit(3);
+      });
+      return;
+    case 'query':
+      chain = chain.then(() => query(msg));
+      return;
+    case 'drop':
+      chain = chain.then(async () => {
+        for (const n of msg.names) await conn.run(`DROP TABLE IF EXISTS temp.${q(n)}`).catch(() => {});
+      });
+      return;
+    case 'interrupt':
+      conn?.interrupt();
+      return;
+  }
+}
+
+process.stdin.on('data', frameReader(onMessage, (e) => {
+  process.stderr.write(`sql worker: ${e.message}\n`);
+  process.exit(2);
+}));
+process.stdin.on('end', () => process.exit(0));

@@ -1,0 +1,110 @@
+/**
+ * How kernel children are launched: the OS-level sandbox around user code. Each layer is detected
+ * once at start and used when the machine has it (docs/architecture.md lists what each one stops):
+ *
+ * - `netns`: `unshare --net` — the child has its own network namespace with only a down loopback:
+ *   no connection to the sync server's port, to localhost, or anywhere (needs root or user namespaces).
+ * - `uid`: `setpriv --reuid/--regid --clear-groups` — when the server runs as root, each workspace's
+ *   children run as their own unprivileged uid: they cannot signal the server or other workspaces'
+ *   kernels, cannot write files they do not own, and RLIMIT_NPROC counts per workspace.
+ * - `rlimits`: `prlimit` — address space (covers ArrayBuffers, which V8's heap limit does not),
+ *   CPU seconds, processes/threads, open files, and file size (0 for the JS runner: it writes no file).
+ * - `permission-model`: Node's `--experimental-permission` with reads limited to the runner and the
+ *   curated libraries, no writes, no child processes, no workers, no native addons (JS runner).
+ * - the minimal environment: PATH, LANG and HOME only — no PLEXUS_* or other secrets.
+ * Effects: spawns probe processes at detection.
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+export interface SandboxCaps {
+  root: boolean;
+  unshare: boolean;
+  setpriv: boolean;
+  prlimit: boolean;
+}
+
+let detected: SandboxCaps | null = null;
+
+const works = (cmd: string, args: string[]): boolean => {
+  try {
+    return spawnSync(cmd, args, { stdio: 'ignore', timeout: 5000 }).status === 0;
+  } catch {
+    return false;
+  }
+};
+
+/** What this machine offers (probed once). `PLEXUS_SANDBOX=off` disables the OS layers (tests of the fallback only). */
+export function sandboxCaps(): SandboxCaps {
+  if (detected) return detected;
+  const off = process.env.PLEXUS_SANDBOX === 'off';
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  detected = {
+    root,
+    unshare: !off && works('unshare', ['--net', '--', 'true']),
+    setpriv: !off && root && works('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'true']),
+    prlimit: !off && works('prlimit', ['--nofile=64', '--', 'true']),
+  };
+  return detected;
+}
+
+export interface Limits {
+  /** Address space, bytes. */
+  addressSpace?: number;
+  /** CPU seconds over the process's life. */
+  cpuSeconds?: number;
+  /** Processes + threads of the uid. */
+  processes?: number;
+  openFiles?: number;
+  /** Largest file the process may write, bytes (0: none). */
+  fileSize?: number;
+}
+
+export interface LaunchSpec {
+  /** Node flags and script (run with this Node binary). */
+  nodeArgs: string[];
+  limits: Limits;
+  /** Run as this uid/gid when the server is root (per-workspace identity). */
+  uid?: number;
+  /** Put the child in its own network namespace. */
+  isolateNetwork: boolean;
+}
+
+/** The command line for a sandboxed Node child, and the layers it gets on this machine. */
+export function launchCommand(spec: LaunchSpec): { cmd: string; args: string[]; layers: string[] } {
+  const caps = sandboxCaps();
+  const layers: string[] = [];
+  const chain: string[] = [];
+  if (spec.isolateNetwork && caps.unshare) {
+    chain.push('unshare', '--net', '--');
+    layers.push('netns');
+  }
+  if (spec.uid !== undefined && caps.setpriv) {
+    chain.push('setpriv', `--reuid=${spec.uid}`, `--regid=${spec.uid}`, '--clear-groups', '--');
+    layers.push('uid');
+  }
+  if (caps.prlimit) {
+    const l = spec.limits;
+    const lim: string[] = [];
+    if (l.addressSpace) lim.push(`--as=${Math.round(l.addressSpace)}`);
+    if (l.cpuSeconds) lim.push(`--cpu=${Math.ceil(l.cpuSeconds)}`);
+    if (l.processes) lim.push(`--nproc=${l.processes}`);
+    if (l.openFiles) lim.push(`--nofile=${l.openFiles}`);
+    if (l.fileSize !== undefined) lim.push(`--fsize=${l.fileSize}`);
+    if (lim.length) {
+      chain.push('prlimit', ...lim, '--');
+      layers.push('rlimits');
+    }
+  }
+  if (spec.nodeArgs.includes('--experimental-permission')) layers.push('permission-model');
+  const all = [...chain, process.execPath, ...spec.nodeArgs];
+  return { cmd: all[0]!, args: all.slice(1), layers };
+}
+
+/** The environment of every kernel child: nothing from the server's. */
+export function minimalEnv(home: string): NodeJS.ProcessEnv {
+  return { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: home, NODE_ENV: 'production' };
+}
+
+/** Directory of the runner scripts. */
+export const RUNNER_DIR = path.join(path.dirname(new URL(import.meta.url).pathname), 'runner');

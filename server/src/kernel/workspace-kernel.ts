@@ -1,0 +1,667 @@
+/**
+ * The kernel of one workspace: a peer of the workspace document (a Hocuspocus client with a
+ * service token, origin `kernel`) that reads run requests and commands from its replica, keeps the
+ * dependency graph, runs cells one at a time in topological order in the sandboxed JS and SQL
+ * runtimes, and writes status and outputs back. No lock anywhere: every decision is taken on the
+ * kernel's own replica between two runs, and each run writes only into its own `exec` map
+ * (docs/architecture.md, "Kernel", lists each race and its outcome).
+ * Effects: network (its provider), child processes, files (large results), timers.
+ */
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
+import WebSocket from 'ws';
+import * as Y from 'yjs';
+import {
+  KERNEL_COMMANDS, KERNEL_ORIGIN, MAX_STREAM_CHARS, TABLE_PREVIEW_ROWS, ackRequest, analyzeCell, ancestors, appendStream, buildGraph,
+  cellSource, describeGraphError, descendants, finishExec, getCell, listCells, listTables, pendingRequests, readCommand,
+  readExec, readKernelStatus, runSource, setPending, setStale, sourceHash, staleCells, startExec, topoOrder, writeKernelStatus,
+  type CellAnalysis, type CellOutput, type CellView, type KernelCommandKind, type KernelStatus, type NotebookGraph,
+  type Requester, type RunTrigger, randomId,
+} from '@plexus/shared';
+import type { Logger } from '../log.ts';
+import { compileJsCell } from './compile.ts';
+import { JsRuntime, type RunOutcome } from './js-runtime.ts';
+import { SqlRuntime } from './sql-runtime.ts';
+import { ResultStore, admitOutputs, jsonRow } from './results.ts';
+
+export interface KernelLimits {
+  timeoutMs: number;
+  memoryMb: number;
+  sqlMemoryMb: number;
+  /** Rows of an SQL result handed to JavaScript cells as its value. */
+  sqlRowsToJs: number;
+  maxFrameBytes: number;
+}
+
+export interface WorkspaceKernelOptions {
+  workspaceId: string;
+  /** Base URL of the sync server (http://host:port). */
+  serverUrl: string;
+  token: () => string;
+  /** Per-workspace directory: scratch (cwd of children), results, tables. */
+  dir: string;
+  tablesDir: string;
+  uid?: number;
+  limits: KernelLimits;
+  log: Logger;
+}
+
+interface QueueItem {
+  cellId: string;
+  runId: string;
+  trigger: RunTrigger;
+  requestId: string | null;
+  requestedBy: Requester | null;
+  queuedAt: number;
+}
+
+/** A cell whose values live in the current runtimes. */
+interface Live {
+  defs: string[];
+  runId: string;
+  kind: 'code' | 'sql';
+}
+
+interface Running {
+  item: QueueItem;
+  hash: string;
+  kind: 'code' | 'sql';
+  cancelled: string | null;
+}
+
+const STREAM_FLUSH_MS = 100;
+const START_WRITE_DELAY_MS = 15;
+const STATUS_FLUSH_MS = 40;
+
+export class WorkspaceKernel {
+  readonly doc = new Y.Doc();
+  private socket: HocuspocusProviderWebsocket | null = null;
+  private provider: HocuspocusProvider | null = null;
+  private js!: JsRuntime;
+  private sql!: SqlRuntime;
+  private readonly results: ResultStore;
+  private generation = 0;
+  private count = 0;
+  private handled: KernelStatus['handled'] = {};
+  private queue: QueueItem[] = [];
+  private running: Running | null = null;
+  private readonly live = new Map<string, Live>();
+  /** Last analysis per cell (kept after a delete until the delete is processed). */
+  private readonly analyses = new Map<string, { hash: string; kind: string; a: CellAnalysis }>();
+  private graphCache: NotebookGraph | null = null;
+  private tickScheduled = false;
+  private draining = false;
+  private stopped = false;
+  private statusTimer: NodeJS.Timeout | null = null;
+  private tablesKey = '';
+  private readonly cellRefs = new Map<string, string[]>();
+  private message: string | undefined;
+
+  constructor(private readonly opts: WorkspaceKernelOptions) {
+    this.results = new ResultStore(`${opts.dir}/results`);
+    this.newRuntimes();
+  }
+
+  get id(): string {
+    return this.opts.workspaceId;
+  }
+
+  /** True while a cell runs or waits. */
+  get busy(): boolean {
+    return this.running !== null || this.queue.length > 0;
+  }
+
+  /** Large results of this workspace (HTTP `GET /results/:ref`). */
+  get resultStore(): ResultStore {
+    return this.results;
+  }
+
+  private newRuntimes(): void {
+    const { limits, dir, uid } = this.opts;
+    const scratch = `${dir}/scratch`;
+    this.js = new JsRuntime({ cwd: scratch, uid, memoryMb: limits.memoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes });
+    this.tablesKey = this.tablesSignature();
+    this.sql = new SqlRuntime({
+      cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,
+      tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
+    });
+    this.js.start().catch(() => {});
+  }
+
+  private tablesSignature(): string {
+    return listTables(this.doc).map((t) => `${t.name}:${t.created}`).join(',');
+  }
+
+  /** Connects to the document and starts serving requests. */
+  async start(): Promise<void> {
+    const wsUrl = this.opts.serverUrl.replace(/^http/, 'ws') + '/collab';
+    this.socket = new HocuspocusProviderWebsocket({ url: wsUrl, WebSocketPolyfill: WebSocket, delay: 100, minDelay: 100, maxDelay: 2000 } as never);
+    let synced!: () => void;
+    const ready = new Promise<void>((r) => (synced = r));
+    this.provider = new HocuspocusProvider({
+      websocketProvider: this.socket,
+      name: this.opts.workspaceId,
+      document: this.doc,
+      token: this.opts.token,
+      onSynced: () => synced(),
+    });
+    this.provider.attach();
+    // A stop while connecting (server shutting down) must not wait for a sync that cannot come.
+    await Promise.race([ready, new Promise<void>((r) => (this.abortStart = r))]);
+    if (this.stopped) return;
+    const prev = readKernelStatus(this.doc);
+    this.count = prev.count;
+    this.generation = prev.generation + 1;
+    this.handled = { ...prev.handled };
+    // Tables registered before we synced: the SQL runtime must see them.
+    if (this.tablesSignature() !== this.tablesKey) this.replaceSqlRuntime();
+    // Queued or running marks left by a kernel that died: those runs will not happen.
+    this.doc.transact(() => {
+      for (const c of listCells(this.doc)) {
+        if (c.map.has('pending')) setPending(this.doc, c, null, KERNEL_ORIGIN);
+        const ex = c.map.get('exec');
+        if (ex instanceof Y.Map && ex.get('state') === 'running') {
+          ex.set('state', 'cancelled');
+          ex.set('reason', 'the kernel stopped during this run');
+        }
+      }
+    }, KERNEL_ORIGIN);
+    this.writeStatus(true);
+    this.doc.on('afterTransaction', (tr: Y.Transaction) => {
+      if (tr.origin !== KERNEL_ORIGIN) this.scheduleTick();
+    });
+    this.scheduleTick();
+  }
+
+  private abortStart: (() => void) | null = null;
+
+  /** Disconnects and stops the runtimes. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.abortStart?.();
+    if (this.statusTimer) clearTimeout(this.statusTimer);
+    try {
+      writeKernelStatus(this.doc, { ...this.status(), state: 'offline', current: null, queue: [] }, KERNEL_ORIGIN);
+      this.doc.transact(() => {
+        for (const item of this.queue) {
+          const c = getCell(this.doc, item.cellId);
+          if (c) setPending(this.doc, c, null, KERNEL_ORIGIN);
+        }
+      }, KERNEL_ORIGIN);
+      await new Promise((r) => setTimeout(r, 50));
+    } catch {
+      /* the document may be gone */
+    }
+    this.queue = [];
+    this.provider?.destroy();
+    this.socket?.destroy();
+    await Promise.all([this.js.dispose(), this.sql.dispose()]);
+    this.doc.destroy();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // status
+
+  private status(): KernelStatus {
+    return {
+      state: this.running || this.queue.length ? 'busy' : 'idle',
+      generation: this.generation,
+      count: this.count,
+      current: this.running?.item.cellId ?? null,
+      queue: this.queue.map((q) => q.cellId),
+      handled: this.handled,
+      limits: { timeoutMs: this.opts.limits.timeoutMs, memoryMb: this.opts.limits.memoryMb },
+      sandbox: [...this.js.layers].sort(),
+      updatedAt: Date.now(),
+      ...(this.message ? { message: this.message } : {}),
+    };
+  }
+
+  /** Publishes the status now, or within STATUS_FLUSH_MS (many changes → one write). */
+  private writeStatus(now = false): void {
+    if (this.stopped) return;
+    if (now) {
+      if (this.statusTimer) clearTimeout(this.statusTimer);
+      this.statusTimer = null;
+      writeKernelStatus(this.doc, this.status(), KERNEL_ORIGIN);
+      return;
+    }
+    this.statusTimer ??= setTimeout(() => {
+      this.statusTimer = null;
+      if (!this.stopped) writeKernelStatus(this.doc, this.status(), KERNEL_ORIGIN);
+    }, STATUS_FLUSH_MS);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // analysis and graph
+
+  private analysis(cell: CellView): CellAnalysis {
+    const src = runSource(cell);
+    const hash = sourceHash(src);
+    const hit = this.analyses.get(cell.id);
+    if (hit && hit.hash === hash && hit.kind === cell.kind) return hit.a;
+    const a = cell.kind === 'markdown' ? { defs: [], refs: [] } : analyzeCell(cell.kind, cellSource(cell), cell.name);
+    this.analyses.set(cell.id, { hash, kind: cell.kind, a });
+    return a;
+  }
+
+  private graph(): NotebookGraph {
+    if (this.graphCache) return this.graphCache;
+    const cells = listCells(this.doc).filter((c) => c.kind !== 'markdown');
+    const nodes = cells.map((c) => {
+      const a = this.analysis(c);
+      return { id: c.id, defs: a.error && c.kind === 'code' ? [] : a.defs, refs: a.refs };
+    });
+    for (const n of nodes) this.cellRefs.set(n.id, [...n.refs]);
+    this.graphCache = buildGraph(nodes);
+    return this.graphCache;
+  }
+
+  private label(id: string): string {
+    const c = getCell(this.doc, id);
+    if (!c) return 'a deleted cell';
+    const i = listCells(this.doc).findIndex((x) => x.id === id);
+    return c.kind === 'sql' && c.name ? `cell ${i + 1} (${c.name})` : `cell ${i + 1}`;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // reacting to the document
+
+  private scheduleTick(): void {
+    if (this.tickScheduled || this.stopped) return;
+    this.tickScheduled = true;
+    setImmediate(() => {
+      this.tickScheduled = false;
+      if (this.stopped) return;
+      try {
+        this.tick();
+      } catch (e) {
+        this.opts.log.error('kernel tick failed', { ws: this.id, err: e });
+      }
+    });
+  }
+
+  private tick(): void {
+    this.graphCache = null;
+    if (this.tablesSignature() !== this.tablesKey && !this.running) this.replaceSqlRuntime();
+    this.processDeletions();
+    for (const key of KERNEL_COMMANDS) {
+      const cmd = readCommand(this.doc, key);
+      if (cmd && cmd.id !== this.handled[key]) {
+        this.handled = { ...this.handled, [key]: cmd.id };
+        this.command(key, { id: cmd.by, name: cmd.name }, cmd.id);
+      }
+    }
+    this.processRequests();
+    this.writeStatus();
+    void this.drain();
+  }
+
+  /** Cells gone from the document: forget their values and mark their readers stale. */
+  private processDeletions(): void {
+    const present = new Set<string>(listCells(this.doc).map((c) => c.id));
+    const removed: string[] = [];
+    for (const [id, live] of this.live) {
+      if (present.has(id)) continue;
+      this.live.delete(id);
+      removed.push(...live.defs);
+      this.forget(live);
+    }
+    for (const id of [...this.analyses.keys()]) if (!present.has(id)) this.analyses.delete(id);
+    if (removed.length) this.namesRemoved(removed, (n) => `${n} ${removed.length > 1 ? 'are' : 'is'} no longer defined: the cell defining it was deleted`);
+  }
+
+  private forget(live: Live): void {
+    this.js.delete(live.defs);
+    if (live.kind === 'sql') this.sql.drop(live.defs);
+  }
+
+  /** Names no cell defines any more: readers whose last output used them are marked stale. */
+  private namesRemoved(names: string[], why: (list: string) => string): void {
+    const g = this.graph();
+    const gone = names.filter((n) => !g.definers.has(n));
+    if (!gone.length) return;
+    this.doc.transact(() => {
+      for (const c of listCells(this.doc)) {
+        if (c.kind === 'markdown' || !readExec(c)) continue;
+        const used = (this.cellRefs.get(c.id) ?? []).filter((r) => gone.includes(r));
+        if (used.length) setStale(this.doc, c, { reason: why(used.join(', ')), names: used, at: Date.now() }, KERNEL_ORIGIN);
+      }
+    }, KERNEL_ORIGIN);
+  }
+
+  private command(key: KernelCommandKind, by: Requester, id: string): void {
+    const g = this.graph();
+    switch (key) {
+      case 'runAll':
+        this.enqueue(g.order, 'run-all', id, by);
+        return;
+      case 'runStale': {
+        const stale = staleCells(this.doc);
+        this.enqueue(stale, 'run-stale', id, by);
+        return;
+      }
+      case 'interrupt':
+        this.dropQueue();
+        if (this.running) {
+          this.running.cancelled = 'interrupted';
+          if (this.running.kind === 'code') this.js.interrupt();
+          else this.sql.interrupt();
+        }
+        return;
+      case 'restart':
+        this.dropQueue();
+        if (this.running) this.running.cancelled = 'the kernel was restarted';
+        void this.restart('the kernel was restarted');
+        return;
+    }
+  }
+
+  private processRequests(): void {
+    const reqs = pendingRequests(this.doc);
+    if (!reqs.length) return;
+    const roots: Array<{ id: string; requestId: string; by: Requester }> = [];
+    this.doc.transact(() => {
+      for (const { cell, request } of reqs) {
+        ackRequest(this.doc, cell, request.id, KERNEL_ORIGIN);
+        const hash = sourceHash(runSource(cell));
+        if (this.queue.some((q) => q.cellId === cell.id)) continue; // queued: that run will use the newest source
+        const r = this.running;
+        if (r && r.item.cellId === cell.id && !r.cancelled) {
+          // Pressed without having seen this run start (concurrent presses): it is that run.
+          if (request.seen !== r.item.runId && r.hash === hash) continue;
+        } else {
+          const exec = readExec(cell);
+          if (exec && request.seen !== exec.runId && exec.sourceHash === hash && exec.generation === this.generation && exec.state !== 'cancelled' && this.live.has(cell.id)) continue;
+        }
+        roots.push({ id: cell.id, requestId: request.id, by: { id: request.by, name: request.name } });
+      }
+    }, KERNEL_ORIGIN);
+    for (const r of roots) this.enqueue([r.id], 'request', r.requestId, r.by);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // the queue
+
+  /**
+   * Adds `roots`, their dependents, and the inputs they lack (ancestors with no live value) to the
+   * queue, keeping it in topological order with each cell once. A running cell that is among them
+   * is superseded: cancelled now, and run again in its place.
+   */
+  private enqueue(rootIds: string[], trigger: RunTrigger, requestId: string | null, by: Requester | null): void {
+    const g = this.graph();
+    const roots = rootIds.filter((id) => g.upstream.has(id));
+    if (!roots.length) return;
+    const want = new Set([...roots, ...descendants(g, roots)]);
+    const inputs = new Set<string>();
+    for (const a of ancestors(g, want)) {
+      if (want.has(a) || this.live.has(a) || g.errors.has(a)) continue;
+      if (this.running?.item.cellId === a && !this.running.cancelled) continue;
+      inputs.add(a);
+    }
+    const r = this.running;
+    if (r && !r.cancelled && want.has(r.item.cellId)) {
+      r.cancelled = 'superseded by a newer run';
+      if (r.kind === 'code') this.js.cancel(r.item.runId);
+      else this.sql.interrupt();
+    }
+    const existing = new Map(this.queue.map((q) => [q.cellId, q]));
+    const all = new Set([...existing.keys(), ...want, ...inputs]);
+    const ordered = topoOrder(g, all);
+    const now = Date.now();
+    const next: QueueItem[] = [];
+    const fresh: QueueItem[] = [];
+    for (const id of ordered) {
+      let item = existing.get(id);
+      if (!item) {
+        item = { cellId: id, runId: `x_${randomId()}`, trigger: inputs.has(id) ? 'inputs' : roots.includes(id) ? trigger : 'upstream', requestId, requestedBy: by, queuedAt: now };
+        fresh.push(item);
+      }
+      next.push(item);
+    }
+    this.queue = next;
+    // Cells that cannot be ordered (in a cycle, or downstream of one) fail at once with the reason.
+    const unordered = [...want].filter((id) => !ordered.includes(id));
+    this.doc.transact(() => {
+      for (const item of fresh) {
+        const c = getCell(this.doc, item.cellId);
+        if (c) setPending(this.doc, c, { runId: item.runId, requestId: item.requestId, trigger: item.trigger, requestedBy: item.requestedBy, queuedAt: item.queuedAt }, KERNEL_ORIGIN);
+      }
+      for (const id of unordered) {
+        const c = getCell(this.doc, id);
+        if (!c) continue;
+        const err = g.errors.get(id);
+        const message = err ? describeGraphError(err, (x) => this.label(x)) : 'this cell reads a cell that is part of a cycle';
+        this.failWithoutRunning(c, { cellId: id, runId: `x_${randomId()}`, trigger, requestId, requestedBy: by, queuedAt: now }, 'error', message, 'CycleError');
+      }
+    }, KERNEL_ORIGIN);
+    this.writeStatus();
+  }
+
+  private dropQueue(): void {
+    const q = this.queue;
+    this.queue = [];
+    this.doc.transact(() => {
+      for (const item of q) {
+        const c = getCell(this.doc, item.cellId);
+        if (c) setPending(this.doc, c, null, KERNEL_ORIGIN);
+      }
+    }, KERNEL_ORIGIN);
+    this.writeStatus();
+  }
+
+  /** Records a run that could not start (structural error, failed input) with its reason. */
+  private failWithoutRunning(cell: CellView, item: QueueItem, state: 'error' | 'cancelled', message: string, name = 'Error'): void {
+    const src = runSource(cell);
+    this.doc.transact(() => {
+      const run = startExec(this.doc, cell, this.execInfo(item, src, false), KERNEL_ORIGIN);
+      finishExec(run, { state, reason: message, outputs: [{ type: 'error', name, message }] }, KERNEL_ORIGIN);
+    }, KERNEL_ORIGIN);
+  }
+
+  private execInfo(item: QueueItem, src: string, counted: boolean) {
+    return {
+      runId: item.runId,
+      requestId: item.requestId,
+      trigger: item.trigger,
+      requestedBy: item.requestedBy,
+      count: counted ? ++this.count : this.count,
+      generation: this.generation,
+      startedAt: Date.now(),
+      sourceHash: sourceHash(src),
+      source: src.length > 64 * 1024 ? src.slice(0, 64 * 1024) : src,
+      defines: [],
+    };
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining || this.stopped) return;
+    this.draining = true;
+    const failed = new Set<string>();
+    try {
+      while (this.queue.length && !this.stopped) {
+        const item = this.queue.shift()!;
+        const cell = getCell(this.doc, item.cellId);
+        if (!cell || cell.kind === 'markdown') continue;
+        const g = this.graph();
+        const err = g.errors.get(cell.id);
+        if (err) {
+          this.failWithoutRunning(cell, item, 'error', describeGraphError(err, (x) => this.label(x)), err.kind === 'cycle' ? 'CycleError' : 'DuplicateDefinitionError');
+          failed.add(cell.id);
+          continue;
+        }
+        const badInput = [...g.upstream.get(cell.id)!].find((u) => failed.has(u));
+        if (badInput) {
+          this.failWithoutRunning(cell, item, 'cancelled', `not run: ${this.label(badInput)}, whose values this cell reads, failed`);
+          failed.add(cell.id);
+          continue;
+        }
+        const ok = await this.runCell(cell, item);
+        if (!ok) failed.add(cell.id);
+        await new Promise<void>((r) => setImmediate(r)); // let document updates in between runs
+      }
+    } finally {
+      this.draining = false;
+      this.writeStatus();
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // running one cell
+
+  private async runCell(cell: CellView, item: QueueItem): Promise<boolean> {
+    const src = runSource(cell);
+    const a = this.analysis(cell);
+    const kind = cell.kind === 'sql' ? 'sql' : 'code';
+    const running: Running = { item, hash: sourceHash(src), kind, cancelled: null };
+    const generation = this.generation;
+    this.running = running;
+    this.writeStatus();
+    const info = this.execInfo(item, src, true);
+    // The `running` state is written only if the run takes a while: a fast cell's start and end
+    // travel as one update.
+    let run: Y.Map<unknown> | null = null;
+    const begin = () => (run ??= startExec(this.doc, cell, info, KERNEL_ORIGIN));
+    const startTimer = setTimeout(() => {
+      if (!running.cancelled) begin();
+    }, START_WRITE_DELAY_MS);
+    let streamed = 0;
+    let buffer: Array<{ name: 'stdout' | 'stderr'; text: string }> = [];
+    let flushTimer: NodeJS.Timeout | null = null;
+    const flush = () => {
+      flushTimer = null;
+      if (!buffer.length || running.cancelled) return;
+      const parts = buffer;
+      buffer = [];
+      this.doc.transact(() => {
+        const m = begin();
+        for (const p of parts) appendStream(m, p.name, p.text, KERNEL_ORIGIN);
+      }, KERNEL_ORIGIN);
+    };
+    const onStream = (name: 'stdout' | 'stderr', text: string) => {
+      if (streamed >= MAX_STREAM_CHARS) return;
+      streamed += text.length;
+      if (streamed >= MAX_STREAM_CHARS) text = text.slice(0, text.length - (streamed - MAX_STREAM_CHARS)) + '\n… output truncated\n';
+      buffer.push({ name, text });
+      flushTimer ??= setTimeout(flush, STREAM_FLUSH_MS);
+    };
+
+    let outcome: RunOutcome;
+    const g = this.graph();
+    const inputs = a.refs.filter((r) => g.definers.has(r) && !a.defs.includes(r));
+    const duplicated = inputs.filter((r) => g.definers.get(r)!.length > 1);
+    if (a.error) outcome = { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'SyntaxError', message: a.error.message, line: a.error.line, column: a.error.column } };
+    else if (duplicated.length) outcome = { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'ReferenceError', message: `${duplicated.join(', ')} ${duplicated.length > 1 ? 'are' : 'is'} defined by more than one cell` } };
+    else if (kind === 'code') {
+      const compiled = compileJsCell(cellSource(cell), a, inputs);
+      outcome = await this.js.run({ runId: item.runId, code: compiled.code, shifts: compiled.shifts, inputs, filename: `cell-${cell.id}.js` }, onStream);
+    } else outcome = await this.runSql(cell, a);
+    clearTimeout(startTimer);
+    if (flushTimer) clearTimeout(flushTimer);
+    this.running = null;
+
+    const stillThere = getCell(this.doc, cell.id);
+    if (running.cancelled) {
+      // Superseded or interrupted: record it on this run's own map, which a newer run replaces.
+      if (run || running.cancelled !== 'superseded by a newer run') {
+        this.doc.transact(() => {
+          const m = begin();
+          finishExec(m, { state: 'cancelled', reason: running.cancelled!, outputs: outcome.error && running.cancelled === 'interrupted' ? [{ type: 'error', name: 'Interrupted', message: 'interrupted' }] : [] }, KERNEL_ORIGIN);
+        }, KERNEL_ORIGIN);
+      }
+    } else {
+      const { outputs, refs } = admitOutputs(outcome.ok ? outcome.outputs : [outcome.error], outcome.full, this.results);
+      this.doc.transact(() => {
+        const m = begin();
+        if (buffer.length) for (const p of buffer.splice(0)) appendStream(m, p.name, p.text, KERNEL_ORIGIN);
+        finishExec(m, { state: outcome.ok ? 'done' : 'error', defines: outcome.defines, outputs }, KERNEL_ORIGIN);
+      }, KERNEL_ORIGIN);
+      this.dropOldRefs(cell.id, refs);
+    }
+    if (outcome.fatal) {
+      // Unless a restart already replaced the runtime this run used.
+      if (this.generation === generation) await this.restart(outcome.fatal, cell.id);
+      return false;
+    }
+    if (outcome.ok && !running.cancelled) {
+      const prev = this.live.get(cell.id);
+      if (!stillThere) {
+        // Deleted while it ran: its values must not outlive it.
+        this.forget({ defs: outcome.defines, runId: item.runId, kind });
+        if (prev) this.live.delete(cell.id);
+        return true;
+      }
+      this.live.set(cell.id, { defs: outcome.defines, runId: item.runId, kind });
+      const dropped = (prev?.defs ?? []).filter((d) => !outcome.defines.includes(d));
+      if (dropped.length) {
+        this.forget({ defs: dropped, runId: prev!.runId, kind: prev!.kind });
+        this.namesRemoved(dropped, (n) => `${n} ${dropped.length > 1 ? 'are' : 'is'} no longer defined: ${this.label(cell.id)} does not define it any more`);
+      }
+    }
+    return outcome.ok && !running.cancelled;
+  }
+
+  private readonly refsOfCell = new Map<string, string[]>();
+  private dropOldRefs(cellId: string, refs: string[]): void {
+    const old = this.refsOfCell.get(cellId);
+    if (old) this.results.drop(old);
+    this.refsOfCell.set(cellId, refs);
+  }
+
+  private async runSql(cell: CellView, a: CellAnalysis): Promise<RunOutcome> {
+    const name = cell.name && a.defs.includes(cell.name) ? cell.name : undefined;
+    if (name && listTables(this.doc).some((t) => t.name === name))
+      return { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'NameError', message: `"${name}" is the name of an uploaded table; choose another name for this cell` } };
+    const params: Record<string, unknown> = {};
+    if (a.params?.length) {
+      const got = await this.js.get(a.params);
+      if (got.error) return { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'KernelError', message: got.error } };
+      if (got.missing.length) return { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'ReferenceError', message: `${got.missing.map((m) => `$${m}`).join(', ')} ${got.missing.length > 1 ? 'are' : 'is'} not defined` } };
+      Object.assign(params, got.values);
+    }
+    const res = await this.sql.query({ sql: cellSource(cell), params, name, maxRows: this.opts.limits.sqlRowsToJs });
+    if (!res.ok) {
+      if (res.fatal) this.replaceSqlRuntime();
+      return { ok: false, defines: [], outputs: [], error: { type: 'error', name: res.error.name, message: res.error.message } };
+    }
+    const rows = res.rows;
+    const table: CellOutput = { type: 'table', columns: res.columns, rows: rows.slice(0, TABLE_PREVIEW_ROWS).map(jsonRow), totalRows: res.totalRows };
+    const full = rows.length > TABLE_PREVIEW_ROWS ? { columns: res.columns, rows: rows.map(jsonRow), totalRows: res.totalRows } : undefined;
+    if (name) this.js.set(name, rows);
+    return { ok: true, defines: name ? [name] : [], outputs: [table], full };
+  }
+
+  /** Starts a fresh SQL runtime (new upload, or the old one died): SQL values are lost. */
+  private replaceSqlRuntime(): void {
+    const old = this.sql;
+    void old.dispose();
+    this.tablesKey = this.tablesSignature();
+    this.sql = new SqlRuntime({
+      cwd: `${this.opts.dir}/scratch`, uid: this.opts.uid, memoryMb: this.opts.limits.sqlMemoryMb, timeoutMs: this.opts.limits.timeoutMs,
+      maxFrameBytes: this.opts.limits.maxFrameBytes,
+      tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
+    });
+    // SQL results are gone from DuckDB; they stay live in JS, and SQL cells reading them re-run them
+    // (their inputs are missing) — so mark SQL cells as not live.
+    for (const [id, l] of this.live) if (l.kind === 'sql') this.live.delete(id);
+  }
+
+  /** Replaces both runtimes: every value is lost; outputs of other cells are marked stale. */
+  private async restart(reason: string, except?: string): Promise<void> {
+    const olds = [this.js, this.sql];
+    this.generation++;
+    this.newRuntimes();
+    this.live.clear();
+    this.dropQueue();
+    this.message = reason;
+    await Promise.all(olds.map((o) => o.dispose()));
+    this.doc.transact(() => {
+      for (const c of listCells(this.doc)) {
+        if (c.id === except || c.kind === 'markdown') continue;
+        const ex = readExec(c);
+        if (ex && ex.state === 'done') setStale(this.doc, c, { reason: `${reason}: values are gone, run again`, at: Date.now() }, KERNEL_ORIGIN);
+      }
+    }, KERNEL_ORIGIN);
+    this.writeStatus(true);
+  }
+}

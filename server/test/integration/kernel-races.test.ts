@@ -1,0 +1,169 @@
+/**
+ * The race conditions listed in seed 001 (a Python notebook that needed locks for each), as tests
+ * with real clients and the real kernel. Each one has a defined outcome here, reached without locks:
+ *
+ * 1. Edit a cell while it runs: the run executes the source it snapshotted; its output says which
+ *    source that was and shows stale; the edit is kept.
+ * 2. Delete an upstream cell while dependents run: the deleted cell stays deleted (kernel writes
+ *    cannot resurrect it), dependents that used its value finish and turn stale, dependents that had
+ *    not run yet say the name is not defined.
+ * 3. Two people press Run at once: one run.
+ * 4. Run while someone re-orders cells: the graph, not positions, decides; every move is kept.
+ * 5. Type into a cell while the kernel streams its output: no character and no output line is lost.
+ */
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import {
+  cellSource, deleteCell, getCell, insertCellText, listCells, moveCell, readCellRun, readKernelStatus, requestRun, setCellSource,
+  sourceHash, userOrigin,
+} from '@plexus/shared';
+import { hocuspocusClient, storedDoc, waitFor } from '../helpers.ts';
+import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, kernelSuite, shown, waitRun } from '../kernel-helpers.ts';
+
+const ctx = kernelSuite();
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('seed 001 races, without locks', () => {
+  it('1. editing a cell while it runs: output of the snapshot, marked stale; the edit survives', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
+    const old = 'await new Promise((r) => setTimeout(r, 400));\nconst v = 1;\nv';
+    const id = addCell(a.doc, 'code', old);
+    requestRun(a.doc, id, alice, aliceOrigin);
+    await waitRun(b.doc, id, (r) => r.state === 'running');
+    setCellSource(b.doc, id, old.replace('const v = 1', 'const v = 2'), bobOrigin);
+    const v = await waitRun(a.doc, id, finished);
+    expect(v.state).toBe('done');
+    expect(shown(v)).toBe('1'); // the snapshot ran, not a mix
+    expect(v.exec!.source).toBe(old);
+    expect(v.exec!.sourceHash).toBe(sourceHash(old));
+    expect(v.stale).toBe(true);
+    expect(v.staleReason).toMatch(/source changed/);
+    for (const doc of [a.doc, b.doc]) expect(cellSource(getCell(doc, id)!)).toContain('const v = 2');
+    // Running again produces the edited source's output, not stale.
+    requestRun(b.doc, id, bob, bobOrigin);
+    const w = await waitRun(a.doc, id, (r) => r.state === 'done' && shown(r) === '2');
+    expect(w.stale).toBe(false);
+  });
+
+  it('2a. deleting an upstream cell while a dependent runs: no resurrection, the dependent finishes and turns stale', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
+    const up = addCell(a.doc, 'code', 'const x = 5;');
+    const mid = addCell(a.doc, 'code', 'await new Promise((r) => setTimeout(r, 400));\nconst y = x + 1;\ny');
+    const down = addCell(a.doc, 'code', 'y * 10');
+    requestRun(a.doc, up, alice, aliceOrigin);
+    await waitRun(b.doc, mid, (r) => r.state === 'running');
+    deleteCell(b.doc, up, bobOrigin);
+    const m = await waitRun(a.doc, mid, (r) => r.state === 'done' && r.stale);
+    expect(shown(m)).toBe('6');
+    expect(m.staleReason).toMatch(/x is no longer defined: the cell defining it was deleted/);
+    const d = await waitRun(a.doc, down, (r) => r.state === 'done');
+    expect(shown(d)).toBe('60'); // y is still defined by a live cell
+    await waitFor(() => readKernelStatus(a.doc).state === 'idle');
+    for (const doc of [a.doc, b.doc, storedDoc(ctx.server, ws)]) {
+      expect(getCell(doc, up)).toBeUndefined();
+      expect(listCells(doc).map((c) => c.id)).toEqual([mid, down]);
+    }
+  });
+
+  it('2b. deleting the running upstream cell: its values never become visible, queued dependents say "not defined"', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
+    const up = addCell(a.doc, 'code', 'await new Promise((r) => setTimeout(r, 400));\nconst z = 7;');
+    const down = addCell(a.doc, 'code', 'z + 1');
+    requestRun(a.doc, up, alice, aliceOrigin);
+    await waitRun(b.doc, up, (r) => r.state === 'running');
+    expect(readCellRun(b.doc, down)!.state).toBe('queued');
+    deleteCell(b.doc, up, bobOrigin);
+    const d = await waitRun(a.doc, down, finished);
+    expect(d.state).toBe('error');
+    expect(shown(d)).toMatch(/z is not defined/);
+    for (const doc of [a.doc, b.doc, storedDoc(ctx.server, ws)]) expect(getCell(doc, up)).toBeUndefined();
+  });
+
+  it('3. two people press Run at once: one run; pressing again after seeing it runs again', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const id = addCell(a.doc, 'code', 'globalThis.runs = (globalThis.runs ?? 0) + 1;\nawait new Promise((r) => setTimeout(r, 500));\nglobalThis.runs');
+    await waitFor(() => getCell(storedDoc(ctx.server, ws), id), { message: 'cell stored' });
+    // Bob's replica has Alice's press but not the run it starts: he presses without having seen it.
+    const bobDoc = new Y.Doc();
+    Y.applyUpdate(bobDoc, Y.encodeStateAsUpdate(a.doc));
+    const qa = requestRun(a.doc, id, alice, aliceOrigin)!;
+    Y.applyUpdate(bobDoc, Y.encodeStateAsUpdate(a.doc));
+    await waitRun(a.doc, id, (r) => r.state === 'running');
+    const qb = requestRun(bobDoc, id, bob, bobOrigin)!;
+    expect(qb).not.toBe(qa);
+    const b = hocuspocusClient(ctx.server.url, ws, ctx.server.ownerToken, { doc: bobDoc });
+    ctx.clients.push(b);
+    await b.synced;
+    // The kernel saw Bob's request (acknowledged it) while the run was in flight.
+    await waitFor(() => getCell(a.doc, id)?.map.get('ack') === qb, { message: "Bob's request acknowledged" });
+    const v = await waitRun(a.doc, id, (r) => r.state === 'done');
+    await waitFor(() => readKernelStatus(a.doc).state === 'idle');
+    await sleep(200);
+    const after = readCellRun(a.doc, id)!;
+    expect(shown(after)).toBe('1');
+    expect(after.exec!.runId).toBe(v.exec!.runId);
+    expect(after.exec!.requestedBy).toEqual(alice);
+    // Bob now sees the run; pressing again is a new run.
+    await waitFor(() => readCellRun(bobDoc, id)!.state === 'done');
+    requestRun(bobDoc, id, bob, bobOrigin);
+    const again = await waitRun(a.doc, id, (r) => r.state === 'done' && r.exec!.runId !== v.exec!.runId);
+    expect(shown(again)).toBe('2');
+    expect(again.exec!.count).toBe(v.exec!.count + 1);
+  });
+
+  it('4. running while another person re-orders cells: right values, one run per cell, every move kept', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
+    const ids = [addCell(a.doc, 'code', 'const v0 = 0;')];
+    for (let i = 1; i < 8; i++) ids.push(addCell(a.doc, 'code', `await new Promise((r) => setTimeout(r, 25));\nconst v${i} = v${i - 1} + 1;\nv${i}`));
+    await waitFor(() => listCells(b.doc).length === 8);
+    requestRun(a.doc, ids[0]!, alice, aliceOrigin);
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let i = 0; i < 30; i++) {
+      moveCell(b.doc, ids[rnd(8)]!, { index: rnd(8) }, bobOrigin);
+      await sleep(8);
+    }
+    const bobOrder = listCells(b.doc).map((c) => c.id);
+    await waitRun(a.doc, ids[7]!, (r) => r.state === 'done');
+    await waitFor(() => readKernelStatus(a.doc).state === 'idle');
+    const runs = ids.map((id) => readCellRun(a.doc, id)!);
+    runs.forEach((r, i) => i > 0 && expect(shown(r)).toBe(String(i)));
+    expect(new Set(runs.map((r) => r.exec!.runId)).size).toBe(8);
+    const counts = runs.map((r) => r.exec!.count);
+    expect(counts).toEqual([...counts].sort((x, y) => x - y));
+    await waitFor(() => JSON.stringify(listCells(a.doc).map((c) => c.id)) === JSON.stringify(bobOrder), { message: 'moves converged' });
+    expect(listCells(storedDoc(ctx.server, ws)).map((c) => c.id)).toEqual(bobOrder);
+  });
+
+  it('5. typing into a cell while the kernel streams its output: no character, no line lost', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
+    const src = 'for (let i = 0; i < 40; i++) { console.log("line", i); await new Promise((r) => setTimeout(r, 10)); }\n// notes:';
+    const id = addCell(a.doc, 'code', src);
+    await waitFor(() => getCell(b.doc, id));
+    requestRun(a.doc, id, alice, aliceOrigin);
+    await waitRun(b.doc, id, (r) => r.state === 'running');
+    const typed = 'typed while running';
+    for (const ch of typed) {
+      const t = cellSource(getCell(b.doc, id)!);
+      insertCellText(b.doc, id, t.length, ch, userOrigin('bob'));
+      await sleep(5);
+    }
+    const v = await waitRun(a.doc, id, (r) => r.state === 'done');
+    const out = v.outputs.find((o) => o.type === 'stream');
+    expect(out && out.type === 'stream' && out.text.split('\n').filter(Boolean).length).toBe(40);
+    for (const doc of [a.doc, b.doc]) expect(cellSource(getCell(doc, id)!)).toBe(src + typed);
+    await waitFor(() => cellSource(getCell(storedDoc(ctx.server, ws), id)!) === src + typed, { message: 'stored' });
+  });
+});

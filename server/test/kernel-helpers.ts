@@ -1,0 +1,73 @@
+/**
+ * Helpers for kernel integration tests: a real server with its kernel, workspaces created through
+ * the API, stock Hocuspocus clients, and waiting on a cell's run state as any client reads it.
+ */
+import { afterAll, beforeAll, expect } from 'vitest';
+import type * as Y from 'yjs';
+import { createCell, readCellRun, readKernelStatus, userOrigin, type CellKind, type CellRunView, type UserOrigin } from '@plexus/shared';
+import type { ServerConfig } from '../src/config.ts';
+import type { PlexusServer } from '../src/app.ts';
+import { api, hocuspocusClient, startTestServer, waitFor, type HpClient } from './helpers.ts';
+
+/** A server whose kernels use short limits suited to tests. */
+export function startKernelServer(overrides: Partial<ServerConfig> = {}): Promise<PlexusServer> {
+  return startTestServer({ kernel: true, cellTimeoutMs: 3000, cellMemoryMb: 256, sqlMemoryMb: 256, kernelIdleMs: 600_000, ...overrides });
+}
+
+/** One server (with kernel) for a test file, and the clients to close after it. */
+export function kernelSuite(overrides: Partial<ServerConfig> = {}): { server: PlexusServer; clients: HpClient[] } {
+  const ctx = { server: null as unknown as PlexusServer, clients: [] as HpClient[] };
+  beforeAll(async () => {
+    ctx.server = await startKernelServer(overrides);
+  });
+  afterAll(async () => {
+    ctx.clients.forEach((c) => c.destroy());
+    await ctx.server.close();
+  });
+  return ctx;
+}
+
+/** Creates a workspace and returns its id. */
+export async function newWorkspace(server: PlexusServer, name = 'Kernel test'): Promise<string> {
+  const res = await api(server.url, server.ownerToken, 'POST', '/api/workspaces', { name });
+  expect(res.status).toBe(201);
+  return res.json.workspace.id as string;
+}
+
+/** A connected, synced client whose workspace has a live kernel. */
+export async function client(server: PlexusServer, ws: string, clients: HpClient[]): Promise<HpClient> {
+  const c = hocuspocusClient(server.url, ws, server.ownerToken);
+  clients.push(c);
+  await c.synced;
+  await waitFor(() => readKernelStatus(c.doc).state !== 'offline', { message: 'kernel online', timeout: 20_000 });
+  return c;
+}
+
+export const alice = { id: 'alice', name: 'Alice' };
+export const bob = { id: 'bob', name: 'Bob' };
+export const aliceOrigin: UserOrigin = userOrigin('alice', 'Alice');
+export const bobOrigin: UserOrigin = userOrigin('bob', 'Bob');
+
+/** Adds a cell as Alice. */
+export function addCell(doc: Y.Doc, kind: CellKind, source: string, name?: string) {
+  return createCell(doc, { kind, source, author: 'alice', ...(name ? { name } : {}) }, aliceOrigin);
+}
+
+/** Waits until the cell's run view satisfies `pred`; returns it. */
+export function waitRun(doc: Y.Doc, cellId: string, pred: (v: CellRunView) => boolean, message = `cell ${cellId}`, timeout = 20_000): Promise<CellRunView> {
+  return waitFor<CellRunView | null>(
+    () => {
+      const v = readCellRun(doc, cellId);
+      return v && pred(v) ? v : null;
+    },
+    { message, timeout, interval: 5 },
+  ) as Promise<CellRunView>;
+}
+
+/** The text a finished cell shows (its text output, or error message). */
+export function shown(v: CellRunView): string {
+  return v.outputs.map((o) => (o.type === 'text' ? o.text : o.type === 'error' ? `${o.name}: ${o.message}` : o.type === 'stream' ? `[${o.name}] ${o.text}` : JSON.stringify(o))).join(' | ');
+}
+
+/** Terminal states. */
+export const finished = (v: CellRunView) => v.state === 'done' || v.state === 'error' || v.state === 'cancelled';

@@ -1,0 +1,92 @@
+/**
+ * The notebook as a self-contained HTML report: title, markdown rendered from the cells' rich text,
+ * code and SQL with their outputs (tables, text, JSON, errors, images inline; chart specs shown as
+ * JSON, since the report runs no script). Everything is escaped; no remote resource is referenced.
+ * Pure module.
+ */
+import * as Y from 'yjs';
+import { cellFragment, cellSource, listCells } from '../cells.ts';
+import { getTitle } from '../schema.ts';
+import { tableHtml } from './ipynb.ts';
+import type { CellOutput } from './outputs.ts';
+import { readExec, readOutputs, staleReason } from './runs.ts';
+
+const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+const TAGS: Record<string, string> = {
+  paragraph: 'p', bulletList: 'ul', orderedList: 'ol', listItem: 'li', blockquote: 'blockquote', horizontalRule: 'hr', hardBreak: 'br',
+};
+
+function inline(t: Y.XmlText): string {
+  return (t.toDelta() as Array<{ insert: unknown; attributes?: Record<string, unknown> }>)
+    .map((d) => {
+      let s = esc(typeof d.insert === 'string' ? d.insert : '');
+      const a = d.attributes ?? {};
+      if (a.code) s = `<code>${s}</code>`;
+      if (a.bold) s = `<strong>${s}</strong>`;
+      if (a.italic) s = `<em>${s}</em>`;
+      return s;
+    })
+    .join('');
+}
+
+function node(n: Y.XmlElement | Y.XmlText): string {
+  if (n instanceof Y.XmlText) return inline(n);
+  const kids = n.toArray().map((k) => node(k as Y.XmlElement | Y.XmlText)).join('');
+  const name = n.nodeName;
+  if (name === 'heading') {
+    const level = Math.min(6, Math.max(1, Number(n.getAttribute('level') ?? 1)));
+    return `<h${level}>${kids}</h${level}>`;
+  }
+  if (name === 'codeBlock') return `<pre><code>${kids}</code></pre>`;
+  const tag = TAGS[name] ?? 'div';
+  return tag === 'hr' || tag === 'br' ? `<${tag}>` : `<${tag}>${kids}</${tag}>`;
+}
+
+function output(o: CellOutput): string {
+  switch (o.type) {
+    case 'stream':
+      return `<pre class="${o.name}">${esc(o.text)}</pre>`;
+    case 'text':
+      return `<pre class="value">${esc(o.text)}</pre>`;
+    case 'json':
+      return `<pre class="value">${esc(JSON.stringify(o.value, null, 2))}</pre>`;
+    case 'table':
+      return tableHtml(o.columns, o.rows, o.totalRows);
+    case 'error':
+      return `<pre class="error">${esc(`${o.name}: ${o.message}${o.line ? ` (line ${o.line})` : ''}`)}</pre>`;
+    case 'chart':
+      return `<details class="chart"><summary>${o.format === 'vega-lite' ? 'Vega-Lite' : 'Plot'} chart (spec)</summary><pre>${esc(JSON.stringify(o.spec, null, 1))}</pre></details>`;
+    case 'image': {
+      if (!o.data) return '<p class="note">image stored on the server</p>';
+      const src = o.mime === 'image/svg+xml' ? `data:image/svg+xml;charset=utf-8,${encodeURIComponent(o.data)}` : `data:${esc(o.mime)};base64,${esc(o.data)}`;
+      return /^image\/(png|jpeg|gif|webp|svg\+xml)$/.test(o.mime) ? `<img alt="cell image" src="${src}">` : '';
+    }
+  }
+}
+
+const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
+section{margin:1.2rem 0}pre{background:#f5f5f7;padding:.6rem;overflow:auto;border-radius:4px}
+pre.source{border-left:3px solid #4a7bd0}pre.error{background:#fdecec;color:#9b1c1c}pre.stderr{background:#fff7e0}
+.meta{color:#6e6e73;font-size:12px}table{border-collapse:collapse;font-size:13px;margin:.4rem 0}
+td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}caption{caption-side:bottom;color:#6e6e73;font-size:12px}
+.stale{color:#a15c00}`;
+
+/** The whole report as one HTML document. */
+export function notebookToHtml(doc: Y.Doc): string {
+  const title = getTitle(doc);
+  const parts = listCells(doc).map((c) => {
+    if (c.kind === 'markdown') {
+      const f = cellFragment(c);
+      return `<section class="markdown">${f ? f.toArray().map((n) => node(n as Y.XmlElement)).join('') : ''}</section>`;
+    }
+    const exec = readExec(c);
+    const stale = staleReason(c);
+    const kind = c.kind === 'sql' ? `SQL${c.name ? ` → ${esc(c.name)}` : ''}` : 'JavaScript';
+    const meta = exec
+      ? `<div class="meta">[${exec.count}] ${kind} · ${esc(exec.state)}${exec.durationMs !== null ? ` · ${exec.durationMs} ms` : ''}${stale ? ` · <span class="stale">stale: ${esc(stale)}</span>` : ''}</div>`
+      : `<div class="meta">${kind} · not run</div>`;
+    return `<section class="${c.kind}">${meta}<pre class="source">${esc(cellSource(c))}</pre>${readOutputs(c).map(output).join('')}</section>`;
+  });
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><style>${STYLE}</style></head><body><h1>${esc(title)}</h1>${parts.join('\n')}<footer class="meta">Exported from Plexus ${esc(new Date().toISOString())}</footer></body></html>`;
+}

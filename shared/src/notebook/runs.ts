@@ -1,0 +1,388 @@
+/**
+ * The run protocol between collaborators and the kernel, all through the document (no side
+ * channel, no lock). Pure module.
+ *
+ * People (and the agent) write **requests**; the kernel writes **state**:
+ *
+ * | where | key | written by | value |
+ * |---|---|---|---|
+ * | cell map | `run` | anyone | `RunRequest` — "run this cell (and its dependents)" |
+ * | cell map | `ack` | kernel | id of the last request the kernel took into account |
+ * | cell map | `pending` | kernel | `PendingRun` while the cell waits in the kernel's queue, else absent |
+ * | cell map | `exec` | kernel | Y.Map of the latest run: `ExecInfo` keys + `outputs` (Y.Array<Y.Map>) |
+ * | cell map | `stale` | kernel | `StaleMark` when an input of the last run vanished or the kernel lost its state |
+ * | `kernel` root | `runAll` `runStale` `interrupt` `restart` | anyone | `KernelCommand` |
+ * | `kernel` root | `status` | kernel | `KernelStatus` |
+ *
+ * A request is new when its id differs from `ack` (cells) or from `status.handled[key]` (commands),
+ * so a kernel that restarts never replays old requests. Each request carries `seen`: the run id the
+ * requester saw on the cell when pressing Run. Two people pressing Run at once both saw the same run,
+ * so whichever request the kernel sees second is **coalesced** into the run the first one started
+ * (one run, never two in flight). A request made after seeing that run start is a new run, queued
+ * after it. Each run replaces `exec` with a new Y.Map: writes of a superseded or cancelled run go to
+ * the replaced map and change nothing anyone sees, and writes to a deleted cell cannot resurrect it.
+ */
+import * as Y from 'yjs';
+import { randomId } from '../ids.ts';
+import type { Origin } from '../origin.ts';
+import { roots } from '../schema.ts';
+import { cellSource, getCell, listCells, type CellView } from '../cells.ts';
+import { mapToOutput, outputToMap, type CellOutput } from './outputs.ts';
+
+/** Who asked. */
+export interface Requester {
+  id: string;
+  name?: string;
+}
+
+/** A request to run one cell, written by a collaborator into the cell's `run` key. */
+export interface RunRequest {
+  id: string;
+  by: string;
+  name?: string;
+  /** Wall-clock ms of the requester (for display only; ordering never depends on clocks). */
+  at: number;
+  /** `exec.runId` of the cell when the requester pressed Run (null: no run yet). */
+  seen: string | null;
+}
+
+/** A notebook-level command, written into the `kernel` root. */
+export interface KernelCommand {
+  id: string;
+  by: string;
+  name?: string;
+  at: number;
+}
+export const KERNEL_COMMANDS = ['runAll', 'runStale', 'interrupt', 'restart'] as const;
+export type KernelCommandKind = (typeof KERNEL_COMMANDS)[number];
+
+/** Why a run happens. */
+export type RunTrigger = 'request' | 'upstream' | 'run-all' | 'run-stale' | 'inputs';
+
+/** A cell waiting in the kernel's queue. */
+export interface PendingRun {
+  runId: string;
+  requestId: string | null;
+  trigger: RunTrigger;
+  requestedBy: Requester | null;
+  queuedAt: number;
+}
+
+export type ExecState = 'running' | 'done' | 'error' | 'cancelled';
+
+/** The latest run of a cell (the `exec` map's keys; `outputs` is read separately). */
+export interface ExecInfo {
+  runId: string;
+  state: ExecState;
+  requestId: string | null;
+  trigger: RunTrigger;
+  requestedBy: Requester | null;
+  /** Execution count (kernel-wide, like Jupyter's [n]). */
+  count: number;
+  /** Kernel generation the run happened in (restarts increase it). */
+  generation: number;
+  startedAt: number;
+  endedAt: number | null;
+  durationMs: number | null;
+  /** `sourceHash` of the source the run executed, and that source (cut to 64 KiB). */
+  sourceHash: string;
+  source: string;
+  /** Names the run defined (its outputs to other cells). */
+  defines: string[];
+  /** Cancelled runs: why (superseded, upstream failed, interrupted, ...). */
+  reason?: string;
+}
+
+/** A kernel-set staleness mark: the last run's inputs are gone or the kernel lost its values. */
+export interface StaleMark {
+  reason: string;
+  /** Names that are no longer defined, when that is the reason. */
+  names?: string[];
+  at: number;
+}
+
+export type KernelState = 'starting' | 'idle' | 'busy' | 'restarting' | 'offline';
+
+/** What the kernel tells everyone about itself. */
+export interface KernelStatus {
+  state: KernelState;
+  generation: number;
+  /** Executions so far (the next run gets count + 1). */
+  count: number;
+  /** Cell running now, and the cells waiting, in order. */
+  current: string | null;
+  queue: string[];
+  /** Last command id handled, per command key. */
+  handled: Partial<Record<KernelCommandKind, string>>;
+  limits: { timeoutMs: number; memoryMb: number };
+  /** Sandbox layers in force (e.g. 'netns', 'uid', 'rlimits', 'permission-model'). */
+  sandbox: string[];
+  updatedAt: number;
+  message?: string;
+}
+
+/** The status of one cell as a UI shows it. */
+export type CellRunState = 'idle' | 'queued' | 'running' | 'done' | 'error' | 'cancelled';
+
+/** Everything a UI needs to render a cell's run state. */
+export interface CellRunView {
+  state: CellRunState;
+  pending: PendingRun | null;
+  exec: ExecInfo | null;
+  outputs: CellOutput[];
+  /** The output no longer matches: the source changed since the run, or the kernel marked it stale. */
+  stale: boolean;
+  staleReason: string | null;
+  /** A run request the kernel has not taken into account yet (e.g. the kernel is offline). */
+  requested: boolean;
+}
+
+/**
+ * Hash of a cell's source (cyrb53, base 36): identical in the kernel and in every client, so any
+ * replica can tell whether an output was produced from the source it shows.
+ */
+export function sourceHash(s: string): string {
+  let h1 = 0xdeadbeef ^ s.length;
+  let h2 = 0x41c6ce57 ^ s.length;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+}
+
+/** What a run of `cell` executes: its source, and for SQL cells its name (renaming re-runs it). */
+export function runSource(cell: CellView): string {
+  return cell.kind === 'sql' ? `${cell.name ?? ''}\n${cellSource(cell)}` : cellSource(cell);
+}
+
+const kernelRoot = (doc: Y.Doc) => roots(doc).kernel;
+
+const resolveCell = (doc: Y.Doc, c: CellView | string): CellView | undefined => (typeof c === 'string' ? getCell(doc, c) : c);
+
+// ---------------------------------------------------------------------------------------------
+// requests (anyone)
+
+/**
+ * Asks the kernel to run a cell and its dependents. Returns the request id (null if the cell does
+ * not exist or is markdown). Pressing Run on a cell that is already running with what you saw is
+ * coalesced into that run (see the module header).
+ */
+export function requestRun(doc: Y.Doc, cellId: string, who: Requester, origin: Origin): string | null {
+  const cell = getCell(doc, cellId);
+  if (!cell || cell.kind === 'markdown') return null;
+  const id = `q_${randomId()}`;
+  const req: RunRequest = { id, by: who.id, name: who.name, at: Date.now(), seen: readExec(cell)?.runId ?? null };
+  if (req.name === undefined) delete req.name;
+  doc.transact(() => cell.map.set('run', req), origin);
+  return id;
+}
+
+function command(doc: Y.Doc, key: KernelCommandKind, who: Requester, origin: Origin): string {
+  const id = `k_${randomId()}`;
+  const cmd: KernelCommand = { id, by: who.id, at: Date.now(), ...(who.name ? { name: who.name } : {}) };
+  doc.transact(() => kernelRoot(doc).set(key, cmd), origin);
+  return id;
+}
+
+/** Asks the kernel to run every code and SQL cell in dependency order. */
+export const requestRunAll = (doc: Y.Doc, who: Requester, origin: Origin): string => command(doc, 'runAll', who, origin);
+/** Asks the kernel to run the cells whose output is stale or missing (and their dependents). */
+export const requestRunStale = (doc: Y.Doc, who: Requester, origin: Origin): string => command(doc, 'runStale', who, origin);
+/** Asks the kernel to stop the running cell and drop the queue (values of finished cells stay). */
+export const requestInterrupt = (doc: Y.Doc, who: Requester, origin: Origin): string => command(doc, 'interrupt', who, origin);
+/** Asks the kernel to restart: a fresh process, every value forgotten, every output marked stale. */
+export const requestRestart = (doc: Y.Doc, who: Requester, origin: Origin): string => command(doc, 'restart', who, origin);
+
+// ---------------------------------------------------------------------------------------------
+// reading (anyone)
+
+/** The cell's current run request, if any. */
+export function readRunRequest(cell: CellView): RunRequest | null {
+  const r = cell.map.get('run') as RunRequest | undefined;
+  return r && typeof r === 'object' && typeof r.id === 'string' ? r : null;
+}
+
+/** A notebook-level command, if one was ever written. */
+export function readCommand(doc: Y.Doc, key: KernelCommandKind): KernelCommand | null {
+  const c = kernelRoot(doc).get(key) as KernelCommand | undefined;
+  return c && typeof c === 'object' && typeof c.id === 'string' ? c : null;
+}
+
+/** The kernel's status (state 'offline' when no kernel ever wrote one). */
+export function readKernelStatus(doc: Y.Doc): KernelStatus {
+  const s = kernelRoot(doc).get('status') as KernelStatus | undefined;
+  if (s && typeof s === 'object' && typeof s.state === 'string') return s;
+  return { state: 'offline', generation: 0, count: 0, current: null, queue: [], handled: {}, limits: { timeoutMs: 0, memoryMb: 0 }, sandbox: [], updatedAt: 0 };
+}
+
+function execMap(cell: CellView): Y.Map<unknown> | null {
+  const m = cell.map.get('exec');
+  return m instanceof Y.Map ? m : null;
+}
+
+/** The latest run of a cell, without its outputs. */
+export function readExec(cell: CellView): ExecInfo | null {
+  const m = execMap(cell);
+  if (!m || typeof m.get('runId') !== 'string') return null;
+  const o: Record<string, unknown> = {};
+  m.forEach((v, k) => k !== 'outputs' && (o[k] = v));
+  return o as unknown as ExecInfo;
+}
+
+/** The outputs of the latest run. */
+export function readOutputs(cell: CellView): CellOutput[] {
+  const arr = execMap(cell)?.get('outputs');
+  if (!(arr instanceof Y.Array)) return [];
+  return arr.toArray().map(mapToOutput).filter((o): o is CellOutput => o !== null);
+}
+
+/** The queued run of a cell, if it waits in the kernel's queue. */
+export function readPending(cell: CellView): PendingRun | null {
+  const p = cell.map.get('pending') as PendingRun | undefined;
+  return p && typeof p === 'object' && typeof p.runId === 'string' ? p : null;
+}
+
+/** The kernel's staleness mark on a cell, if any. */
+export function readStale(cell: CellView): StaleMark | null {
+  const s = cell.map.get('stale') as StaleMark | undefined;
+  return s && typeof s === 'object' && typeof s.reason === 'string' ? s : null;
+}
+
+/** Whether the latest output of the cell no longer matches, and why (null when it matches). */
+export function staleReason(cell: CellView): string | null {
+  const exec = readExec(cell);
+  if (!exec || exec.state === 'running') return null;
+  if (exec.sourceHash !== sourceHash(runSource(cell))) return 'the source changed since this output was produced';
+  return readStale(cell)?.reason ?? null;
+}
+
+/** Everything about one cell's run state, for rendering. */
+export function readCellRun(doc: Y.Doc, c: CellView | string): CellRunView | null {
+  const cell = resolveCell(doc, c);
+  if (!cell) return null;
+  const exec = readExec(cell);
+  const pending = readPending(cell);
+  const req = readRunRequest(cell);
+  const reason = staleReason(cell);
+  const state: CellRunState = pending ? 'queued' : exec ? exec.state : 'idle';
+  return {
+    state,
+    pending,
+    exec,
+    outputs: readOutputs(cell),
+    stale: reason !== null,
+    staleReason: reason,
+    requested: !!req && req.id !== cell.map.get('ack'),
+  };
+}
+
+/** Ids of the code and SQL cells whose output is stale or missing (what "run stale" runs). */
+export function staleCells(doc: Y.Doc): string[] {
+  return listCells(doc)
+    .filter((c) => c.kind !== 'markdown')
+    .filter((c) => {
+      const exec = readExec(c);
+      return !exec || exec.state === 'cancelled' || staleReason(c) !== null;
+    })
+    .map((c) => c.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// kernel writes (kernel origin)
+
+/** Marks the request `requestId` of a cell as taken into account. */
+export function ackRequest(doc: Y.Doc, cell: CellView, requestId: string, origin: Origin): void {
+  doc.transact(() => cell.map.set('ack', requestId), origin);
+}
+
+/** Puts a cell in the queue (or clears its queued state with `null`). */
+export function setPending(doc: Y.Doc, cell: CellView, pending: PendingRun | null, origin: Origin): void {
+  doc.transact(() => (pending ? cell.map.set('pending', pending) : cell.map.has('pending') && cell.map.delete('pending')), origin);
+}
+
+/**
+ * Starts a run: replaces `exec` with a fresh map in state `running`, clears `pending` and `stale`.
+ * Returns the run's map: later writes of this run go to it, and change nothing once it is replaced.
+ */
+export function startExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'state' | 'endedAt' | 'durationMs'>, origin: Origin): Y.Map<unknown> {
+  const m = new Y.Map<unknown>();
+  doc.transact(() => {
+    for (const [k, v] of Object.entries({ ...info, state: 'running', endedAt: null, durationMs: null })) if (v !== undefined) m.set(k, v);
+    m.set('outputs', new Y.Array<Y.Map<unknown>>());
+    cell.map.set('exec', m);
+    if (cell.map.has('pending')) cell.map.delete('pending');
+    if (cell.map.has('stale')) cell.map.delete('stale');
+  }, origin);
+  return m;
+}
+
+/** Records a run that never started (upstream failed, cycle, deleted input...) as cancelled. */
+export function cancelExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'state' | 'endedAt' | 'durationMs' | 'startedAt'> & { reason: string }, outputs: CellOutput[], origin: Origin): void {
+  const m = startExec(doc, cell, { ...info, startedAt: Date.now() }, origin);
+  doc.transact(() => {
+    for (const o of outputs) (m.get('outputs') as Y.Array<Y.Map<unknown>>).push([outputToMap(o)]);
+    m.set('state', 'cancelled');
+    m.set('endedAt', Date.now());
+  }, origin);
+}
+
+/** Appends to the run's last stream output of that name, or starts a new one. */
+export function appendStream(run: Y.Map<unknown>, name: 'stdout' | 'stderr', text: string, origin: Origin): void {
+  const doc = run.doc;
+  const outputs = run.get('outputs');
+  if (!doc || !(outputs instanceof Y.Array) || !text) return;
+  doc.transact(() => {
+    const last = outputs.length ? outputs.get(outputs.length - 1) : null;
+    const t = last instanceof Y.Map && last.get('type') === 'stream' && last.get('name') === name ? last.get('text') : null;
+    if (t instanceof Y.Text) t.insert(t.length, text);
+    else outputs.push([outputToMap({ type: 'stream', name, text })]);
+  }, origin);
+}
+
+/** Adds outputs to a run. */
+export function pushOutputs(run: Y.Map<unknown>, outs: CellOutput[], origin: Origin): void {
+  const doc = run.doc;
+  const outputs = run.get('outputs');
+  if (!doc || !(outputs instanceof Y.Array) || !outs.length) return;
+  doc.transact(() => outputs.push(outs.map(outputToMap)), origin);
+}
+
+/** Ends a run (and may add its final outputs in the same transaction). */
+export function finishExec(run: Y.Map<unknown>, end: { state: Exclude<ExecState, 'running'>; defines?: string[]; reason?: string; outputs?: CellOutput[] }, origin: Origin): void {
+  const doc = run.doc;
+  if (!doc) return;
+  doc.transact(() => {
+    const outputs = run.get('outputs');
+    if (end.outputs?.length && outputs instanceof Y.Array) outputs.push(end.outputs.map(outputToMap));
+    const endedAt = Date.now();
+    run.set('state', end.state);
+    run.set('endedAt', endedAt);
+    run.set('durationMs', endedAt - Number(run.get('startedAt') ?? endedAt));
+    if (end.defines) run.set('defines', end.defines);
+    if (end.reason) run.set('reason', end.reason);
+  }, origin);
+}
+
+/** Sets (or clears, with null) the kernel's staleness mark on a cell. */
+export function setStale(doc: Y.Doc, cell: CellView, mark: StaleMark | null, origin: Origin): void {
+  doc.transact(() => (mark ? cell.map.set('stale', mark) : cell.map.has('stale') && cell.map.delete('stale')), origin);
+}
+
+/** Publishes the kernel's status. */
+export function writeKernelStatus(doc: Y.Doc, status: KernelStatus, origin: Origin): void {
+  doc.transact(() => kernelRoot(doc).set('status', status), origin);
+}
+
+/** The cells of the notebook that have an unacknowledged run request. */
+export function pendingRequests(doc: Y.Doc): Array<{ cell: CellView; request: RunRequest }> {
+  const out: Array<{ cell: CellView; request: RunRequest }> = [];
+  for (const cell of listCells(doc)) {
+    const request = readRunRequest(cell);
+    if (request && request.id !== cell.map.get('ack')) out.push({ cell, request });
+  }
+  return out;
+}

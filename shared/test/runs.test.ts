@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import {
+  KERNEL_ORIGIN, appendStream, createCell, deleteCell, finishExec, getCell, listCells, pendingRequests, pushOutputs, readCellRun,
+  readCommand, readKernelStatus, requestRestart, requestRun, requestRunAll, runSource, setCellName, setCellSource, setPending,
+  setStale, sourceHash, staleCells, startExec, tableNameFromFile, userOrigin, registerTable, listTables, ackRequest,
+} from '../src/index.ts';
+
+const alice = userOrigin('alice');
+const who = { id: 'alice', name: 'Alice' };
+
+function execInfo(doc: Y.Doc, id: string, runId: string) {
+  const cell = getCell(doc, id)!;
+  const src = runSource(cell);
+  return { runId, requestId: null, trigger: 'request' as const, requestedBy: who, count: 1, generation: 1, startedAt: Date.now(), sourceHash: sourceHash(src), source: src, defines: [] };
+}
+
+describe('run requests', () => {
+  it('a request records who asked and which run they saw; the kernel acknowledges it', () => {
+    const doc = new Y.Doc();
+    const id = createCell(doc, { kind: 'code', source: 'x = 1', author: 'a' }, alice);
+    const md = createCell(doc, { kind: 'markdown', source: '# t', author: 'a' }, alice);
+    expect(requestRun(doc, md, who, alice)).toBeNull();
+    const q = requestRun(doc, id, who, alice)!;
+    expect(pendingRequests(doc).map((p) => [p.cell.id, p.request.id, p.request.seen, p.request.name])).toEqual([[id, q, null, 'Alice']]);
+    expect(readCellRun(doc, id)!.requested).toBe(true);
+    ackRequest(doc, getCell(doc, id)!, q, KERNEL_ORIGIN);
+    expect(pendingRequests(doc)).toEqual([]);
+    startExec(doc, getCell(doc, id)!, execInfo(doc, id, 'r1'), KERNEL_ORIGIN);
+    requestRun(doc, id, who, alice);
+    expect(pendingRequests(doc)[0]!.request.seen).toBe('r1');
+  });
+  it('commands land in the kernel root', () => {
+    const doc = new Y.Doc();
+    const a = requestRunAll(doc, who, alice);
+    const r = requestRestart(doc, who, alice);
+    expect(readCommand(doc, 'runAll')!.id).toBe(a);
+    expect(readCommand(doc, 'restart')!.id).toBe(r);
+    expect(readKernelStatus(doc).state).toBe('offline');
+  });
+});
+
+describe('exec state and outputs', () => {
+  it('queued → running → done with streamed stdout and a table; stale once the source changes', () => {
+    const doc = new Y.Doc();
+    const id = createCell(doc, { kind: 'code', source: 'rows', author: 'a' }, alice);
+    setPending(doc, getCell(doc, id)!, { runId: 'r1', requestId: null, trigger: 'request', requestedBy: who, queuedAt: 1 }, KERNEL_ORIGIN);
+    expect(readCellRun(doc, id)!.state).toBe('queued');
+    const run = startExec(doc, getCell(doc, id)!, execInfo(doc, id, 'r1'), KERNEL_ORIGIN);
+    expect(readCellRun(doc, id)!.state).toBe('running');
+    appendStream(run, 'stdout', 'a', KERNEL_ORIGIN);
+    appendStream(run, 'stdout', 'b\n', KERNEL_ORIGIN);
+    appendStream(run, 'stderr', 'warn', KERNEL_ORIGIN);
+    pushOutputs(run, [{ type: 'table', columns: [{ name: 'x', type: 'number' }], rows: [{ x: 1 }], totalRows: 1 }], KERNEL_ORIGIN);
+    finishExec(run, { state: 'done', defines: ['rows'] }, KERNEL_ORIGIN);
+    const view = readCellRun(doc, id)!;
+    expect(view.state).toBe('done');
+    expect(view.exec!.defines).toEqual(['rows']);
+    expect(view.outputs.map((o) => o.type)).toEqual(['stream', 'stream', 'table']);
+    expect(view.outputs[0]).toEqual({ type: 'stream', name: 'stdout', text: 'ab\n' });
+    expect(view.stale).toBe(false);
+    expect(staleCells(doc)).toEqual([]);
+    setCellSource(doc, id, 'rows.length', alice);
+    expect(readCellRun(doc, id)!.stale).toBe(true);
+    expect(staleCells(doc)).toEqual([id]);
+  });
+  it('kernel stale marks and SQL renames make outputs stale', () => {
+    const doc = new Y.Doc();
+    const id = createCell(doc, { kind: 'sql', source: 'select 1', author: 'a', name: 'q' }, alice);
+    const run = startExec(doc, getCell(doc, id)!, execInfo(doc, id, 'r1'), KERNEL_ORIGIN);
+    finishExec(run, { state: 'done' }, KERNEL_ORIGIN);
+    setStale(doc, getCell(doc, id)!, { reason: 'x is no longer defined', names: ['x'], at: 1 }, KERNEL_ORIGIN);
+    expect(readCellRun(doc, id)!.staleReason).toBe('x is no longer defined');
+    setStale(doc, getCell(doc, id)!, null, KERNEL_ORIGIN);
+    expect(readCellRun(doc, id)!.stale).toBe(false);
+    setCellName(doc, id, 'q2', alice);
+    expect(readCellRun(doc, id)!.stale).toBe(true);
+  });
+  it('writes of a superseded run change nothing; writes to a deleted cell do not resurrect it', () => {
+    const doc = new Y.Doc();
+    const peer = new Y.Doc();
+    doc.on('update', (u: Uint8Array) => Y.applyUpdate(peer, u));
+    const id = createCell(doc, { kind: 'code', source: '1', author: 'a' }, alice);
+    const old = startExec(doc, getCell(doc, id)!, execInfo(doc, id, 'r1'), KERNEL_ORIGIN);
+    const cur = startExec(doc, getCell(doc, id)!, execInfo(doc, id, 'r2'), KERNEL_ORIGIN);
+    pushOutputs(old, [{ type: 'text', text: 'from r1' }], KERNEL_ORIGIN);
+    finishExec(old, { state: 'error' }, KERNEL_ORIGIN);
+    pushOutputs(cur, [{ type: 'text', text: 'from r2' }], KERNEL_ORIGIN);
+    finishExec(cur, { state: 'done' }, KERNEL_ORIGIN);
+    for (const d of [doc, peer]) {
+      const v = readCellRun(d, id)!;
+      expect(v.exec!.runId).toBe('r2');
+      expect(v.state).toBe('done');
+      expect(v.outputs).toEqual([{ type: 'text', text: 'from r2' }]);
+    }
+    deleteCell(peer, id, alice);
+    Y.applyUpdate(doc, Y.encodeStateAsUpdate(peer));
+    pushOutputs(cur, [{ type: 'text', text: 'late' }], KERNEL_ORIGIN);
+    finishExec(cur, { state: 'done' }, KERNEL_ORIGIN);
+    expect(listCells(doc)).toEqual([]);
+    expect(listCells(peer)).toEqual([]);
+  });
+});
+
+describe('data registry', () => {
+  it('table names from file names; registry lists by name', () => {
+    expect(tableNameFromFile('2024 Trials.csv')).toBe('t_2024_trials');
+    expect(tableNameFromFile('../../etc/passwd')).toBe('passwd');
+    expect(tableNameFromFile('spikes.csv.gz')).toBe('spikes');
+    const doc = new Y.Doc();
+    registerTable(doc, { name: 'b', fileName: 'b.csv', format: 'csv', columns: [{ name: 'x', type: 'BIGINT' }], rows: 2, bytes: 10, storedBytes: 20, uploadedBy: { id: 'a' }, created: 1 }, KERNEL_ORIGIN);
+    expect(() => registerTable(doc, { ...listTables(doc)[0]!, name: 'bad name' }, KERNEL_ORIGIN)).toThrow(/not a valid/);
+    expect(listTables(doc).map((t) => t.name)).toEqual(['b']);
+  });
+});
