@@ -26,6 +26,7 @@ import { validateHocuspocusFrame } from './collab/validate.ts';
 import { Workspaces } from './workspaces.ts';
 import { handleApi } from './http/api.ts';
 import { handleVolumes, isVolumePath } from './http/volumes.ts';
+import { sampleVolume } from './http/volume-api.ts';
 import { Volumes } from './volumes/volume-store.ts';
 import { DEMO_DATASET } from './volumes/demo/demo-dataset.ts';
 import { demoDatasetDir, ensureDemoDataset, isDemoDatasetCurrent } from './volumes/demo/ensure-demo.ts';
@@ -100,6 +101,8 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
         log,
         idleMs: config.kernelIdleMs,
         limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
+        // Cells sample the served volumes through the server (they cannot read files themselves).
+        sample: (op, dataset, layer, params) => sampleVolume({ volumes, maxSampleVoxels: config.maxSampleVoxels }, dataset, layer, op, (n) => params[n] ?? null),
       })
     : null;
   const hocuspocus = new Hocuspocus({

@@ -65,14 +65,38 @@ export async function handleVolumeApi(deps: VolumeApiDeps, auth: { claims: Token
     throw new HttpError(405, 'method-not-allowed', 'volume-session takes POST (set the cookie) or DELETE (clear it)');
   }
   if (parts[0] !== 'volumes' || parts.length !== 4 || method !== 'GET') throw new HttpError(404, 'not-found', `no API route ${method} ${url.pathname}`);
-  const dataset = name(parts[1], 'dataset');
-  const layer = name(parts[2], 'layer');
+  const result = await sampleVolume(deps, parts[1], parts[2], parts[3], (n) => url.searchParams.get(n), (status) => {
+    if (status === 503) res.setHeader('retry-after', '2');
+  });
+  sendJson(res, 200, result);
+}
+
+/** The volume operations a caller may ask for by name (HTTP path segment or kernel request). */
+export type SampleOp = 'histogram' | 'trace';
+
+/**
+ * Runs a sampling request — a histogram of a region, or the mean trace of an ROI — with its
+ * parameters read through `param` (query-string names: scale, bbox, bins, min, max; labels, roi;
+ * x, y, r; z0, z1). Used by the HTTP API and by notebook cells (through the kernel). Throws
+ * HttpError with a clear message for bad parameters.
+ */
+export async function sampleVolume(
+  deps: Pick<VolumeApiDeps, 'volumes' | 'maxSampleVoxels'>,
+  datasetName: string | undefined,
+  layerName: string | undefined,
+  op: string | undefined,
+  param: (name: string) => string | null,
+  onErrorStatus?: (status: number) => void,
+): Promise<Record<string, unknown>> {
+  const url = { searchParams: { get: param, has: (n: string) => param(n) !== null } } as unknown as URL;
+  const dataset = name(datasetName, 'dataset');
+  const layer = name(layerName, 'layer');
   const limit = { maxVoxels: deps.maxSampleVoxels };
   try {
     const volume = await deps.volumes.openLayer(dataset, layer);
     const scale = num(url, 'scale', 0);
     scaleOf(volume, scale);
-    if (parts[3] === 'histogram') {
+    if (op === 'histogram') {
       const bbox = url.searchParams.get('bbox');
       const min = url.searchParams.get('min');
       const max = url.searchParams.get('max');
@@ -81,10 +105,9 @@ export async function handleVolumeApi(deps: VolumeApiDeps, auth: { claims: Token
       const box = bbox ? parseBox(bbox) : undefined;
       const h = await histogram(volume, scale, box, num(url, 'bins', 64), range, limit);
       const b = box ?? scaleBox(volume.info.scales[scale]!);
-      sendJson(res, 200, { dataset, layer, scale, bbox: [...b.min, ...b.max], ...h });
-      return;
+      return { dataset, layer, scale, bbox: [...b.min, ...b.max], ...h };
     }
-    if (parts[3] === 'trace') {
+    if (op === 'trace') {
       const z0 = url.searchParams.get('z0');
       const z: [number, number] | undefined = z0 !== null ? [num(url, 'z0', undefined), num(url, 'z1', undefined)] : undefined;
       const labels = url.searchParams.get('labels');
@@ -100,13 +123,12 @@ export async function handleVolumeApi(deps: VolumeApiDeps, auth: { claims: Token
         trace = await maskTrace(volume, scale, circleMask(circle.x, circle.y, circle.r), { ...limit, z });
         roi = { circle };
       } else throw new HttpError(400, 'bad-request', 'a trace needs labels=<layer>&roi=<id>, or x=&y=&r= (a circle, pixel units)');
-      sendJson(res, 200, { dataset, layer, scale, ...roi, ...trace });
-      return;
+      return { dataset, layer, scale, ...roi, ...trace };
     }
-    throw new HttpError(404, 'not-found', `no volume API route ${parts[3]}: use histogram or trace`);
+    throw new HttpError(404, 'not-found', `no volume operation ${op}: use histogram or trace`);
   } catch (e) {
     const err = volumeHttpError(e);
-    if (err?.status === 503) res.setHeader('retry-after', '2');
+    if (err) onErrorStatus?.(err.status);
     throw err ?? e;
   }
 }

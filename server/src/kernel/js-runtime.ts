@@ -22,7 +22,12 @@ export interface JsRuntimeOptions {
   memoryMb: number;
   timeoutMs: number;
   maxFrameBytes: number;
+  /** Serves `volumes.histogram/trace` calls of cells (server-side sampling of served volumes). */
+  sample?: VolumeSampler;
 }
+
+/** Reads a served volume for a cell: `op` is `histogram` or `trace`, params as in the HTTP API. */
+export type VolumeSampler = (op: string, dataset: string, layer: string, params: Record<string, string>) => Promise<unknown>;
 
 export interface RunInput {
   runId: string;
@@ -150,6 +155,19 @@ export class JsRuntime {
         clearTimeout(r.timer);
         if (m.type === 'done') r.resolve({ ok: true, defines: asStrings(m.defines), outputs: Array.isArray(m.outputs) ? (m.outputs as CellOutput[]) : [], full: m.full });
         else r.resolve({ ok: false, defines: [], outputs: [], error: sanitizeError(m.error) });
+        return;
+      }
+      case 'sample': {
+        const id = m.id;
+        const reply = (body: Record<string, unknown>) => this.child?.send({ type: 'sampled', id, ...body });
+        const sample = this.opts.sample;
+        if (!sample) return reply({ error: 'volume sampling is not available in this kernel' });
+        const params: Record<string, string> = {};
+        if (m.params && typeof m.params === 'object') for (const [k, v] of Object.entries(m.params)) if (v !== undefined && v !== null) params[k] = String(v);
+        sample(String(m.op), String(m.dataset), String(m.layer), params).then(
+          (result) => reply({ result }),
+          (e: unknown) => reply({ error: e instanceof Error ? e.message : String(e) }),
+        );
         return;
       }
       case 'values': {

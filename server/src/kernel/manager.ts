@@ -6,6 +6,7 @@
  * `results/` (large outputs) and `tables/` (uploaded tables, read-only files).
  * Effects: starts and stops kernels (network, processes, files), changes file modes in the data dir.
  */
+import type { VolumeSampler } from './js-runtime.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Extension, Hocuspocus, afterLoadDocumentPayload, onDisconnectPayload } from '@hocuspocus/server';
@@ -22,6 +23,8 @@ export interface KernelManagerOptions {
   idleMs: number;
   /** First uid of the per-workspace range (root only). */
   uidBase?: number;
+  /** Server-side volume sampling for cells. */
+  sample?: VolumeSampler;
 }
 
 const UID_BASE = 200_000;
@@ -95,6 +98,7 @@ export class KernelManager implements Extension {
       uid: sandboxCaps().setpriv ? (this.opts.uidBase ?? UID_BASE) + slot : undefined,
       limits: this.opts.limits,
       log: this.opts.log,
+      sample: this.opts.sample,
     });
     const started = kernel.start().then(
       () => this.opts.log.info('kernel started', { ws: id }),

@@ -19,7 +19,7 @@ import {
 } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { compileJsCell } from './compile.ts';
-import { JsRuntime, type RunOutcome } from './js-runtime.ts';
+import { JsRuntime, type RunOutcome, type VolumeSampler } from './js-runtime.ts';
 import { SqlRuntime } from './sql-runtime.ts';
 import { ResultStore, admitOutputs, jsonRow } from './results.ts';
 
@@ -43,6 +43,8 @@ export interface WorkspaceKernelOptions {
   uid?: number;
   limits: KernelLimits;
   log: Logger;
+  /** Server-side volume sampling for cells (`volumes.histogram/trace`). */
+  sample?: VolumeSampler;
 }
 
 interface QueueItem {
@@ -118,7 +120,7 @@ export class WorkspaceKernel {
   private newRuntimes(): void {
     const { limits, dir, uid } = this.opts;
     const scratch = `${dir}/scratch`;
-    this.js = new JsRuntime({ cwd: scratch, uid, memoryMb: limits.memoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes });
+    this.js = new JsRuntime({ cwd: scratch, uid, memoryMb: limits.memoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes, sample: this.opts.sample });
     this.tablesKey = this.tablesSignature();
     this.sql = new SqlRuntime({
       cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,

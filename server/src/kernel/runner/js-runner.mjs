@@ -52,7 +52,27 @@ const sandbox = {
   image: (mime, data, size = {}) => marked('image', { mime: String(mime), data: String(data), width: size.width, height: size.height }),
   /** Shows rows as a table (with optional `[{name, type}]` columns). */
   table: (rows, columns) => marked('table', { rows: [...rows], columns }),
+  /**
+   * Server-side sampling of the volumes the viewer shows (the same chunk files), e.g.
+   * `await volumes.histogram('calcium-demo', 'movie', { bbox: '0,0,0,256,256,60', bins: 32 })`,
+   * `await volumes.trace('calcium-demo', 'movie', { labels: 'labels', roi: 7 })` or `{ x, y, r }`.
+   */
+  volumes: Object.freeze({
+    histogram: (dataset, layer, params = {}) => sample('histogram', dataset, layer, params),
+    trace: (dataset, layer, params = {}) => sample('trace', dataset, layer, params),
+  }),
 };
+
+// Sampling requests go to the supervisor, which reads the volumes (cells cannot read files).
+const sampling = new Map(); // id -> { resolve, reject }
+let nextSample = 1;
+function sample(op, dataset, layer, params) {
+  const id = nextSample++;
+  return new Promise((resolve, reject) => {
+    sampling.set(id, { resolve, reject });
+    write({ type: 'sample', id, op, dataset: String(dataset), layer: String(layer), params: params && typeof params === 'object' ? { ...params } : {} });
+  });
+}
 const context = vm.createContext(sandbox, { name: 'plexus-cell', codeGeneration: { strings: true, wasm: false } });
 
 async function importLib(name) {
@@ -150,6 +170,14 @@ function onMessage(msg) {
       } catch (e) {
         write({ type: 'values', id: msg.id, values: {}, missing, error: `cannot send values: ${e.message}` });
       }
+      return;
+    }
+    case 'sampled': {
+      const p = sampling.get(msg.id);
+      sampling.delete(msg.id);
+      if (!p) return;
+      if (msg.error) p.reject(new Error(msg.error));
+      else p.resolve(msg.result);
       return;
     }
     case 'ping':

@@ -1,0 +1,61 @@
+/**
+ * Notebook cells sample the served volumes (`volumes.histogram`, `volumes.trace`) through the
+ * kernel's supervisor — the same code and the same chunk files as the HTTP API — and bad requests
+ * come back as clear cell errors.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestRun } from '@plexus/shared';
+import type { PlexusServer } from '../../src/app.ts';
+import { demoDatasetDir, writeDemoDatasetAtomically } from '../../src/volumes/demo/ensure-demo.ts';
+import { api, tmpDataDir, type HpClient } from '../helpers.ts';
+import { addCell, alice, aliceOrigin, client, finished, newWorkspace, shown, startKernelServer, waitRun } from '../kernel-helpers.ts';
+
+let server: PlexusServer;
+const clients: HpClient[] = [];
+beforeAll(async () => {
+  const dataDir = tmpDataDir();
+  await writeDemoDatasetAtomically(demoDatasetDir(dataDir), { params: { width: 64, height: 64, frames: 40, neurons: 6 } });
+  server = await startKernelServer({ dataDir });
+}, 60_000);
+afterAll(async () => {
+  clients.forEach((c) => c.destroy());
+  await server.close();
+});
+
+describe('volume sampling from notebook cells', () => {
+  it('a histogram and an ROI trace computed in a cell equal the HTTP API results', async () => {
+    const ws = await newWorkspace(server);
+    const a = await client(server, ws, clients);
+    const hist = addCell(a.doc, 'code', "const h = await volumes.histogram('calcium-demo', 'movie', { bbox: '0,0,0,64,64,40', bins: 16 });\nJSON.stringify(h)");
+    const trace = addCell(a.doc, 'code', "const t = await volumes.trace('calcium-demo', 'movie', { labels: 'labels', roi: 2 });\nJSON.stringify(t)");
+    requestRun(a.doc, hist, alice, aliceOrigin);
+    requestRun(a.doc, trace, alice, aliceOrigin);
+    const hv = await waitRun(a.doc, hist, finished);
+    const tv = await waitRun(a.doc, trace, finished);
+    expect(hv.state).toBe('done');
+    expect(tv.state).toBe('done');
+    const viaApi = (await api(server.url, server.ownerToken, 'GET', '/api/volumes/calcium-demo/movie/histogram?bbox=0,0,0,64,64,40&bins=16')).json;
+    expect(JSON.parse(shown(hv))).toEqual(viaApi);
+    expect(viaApi.count).toBe(64 * 64 * 40);
+    const traceApi = (await api(server.url, server.ownerToken, 'GET', '/api/volumes/calcium-demo/movie/trace?labels=labels&roi=2')).json;
+    const t = JSON.parse(shown(tv));
+    expect(t).toEqual(traceApi);
+    expect(t.values).toHaveLength(40);
+    expect(t.pixels).toBeGreaterThan(0);
+  });
+
+  it('a bad request is a clear error in the cell; files stay out of reach', async () => {
+    const ws = await newWorkspace(server);
+    const a = await client(server, ws, clients);
+    const bad = addCell(a.doc, 'code', "await volumes.trace('calcium-demo', 'movie', {})");
+    const escape = addCell(a.doc, 'code', "await volumes.histogram('..', 'etc', {})");
+    requestRun(a.doc, bad, alice, aliceOrigin);
+    requestRun(a.doc, escape, alice, aliceOrigin);
+    const b = await waitRun(a.doc, bad, finished);
+    expect(b.state).toBe('error');
+    expect(shown(b)).toMatch(/a trace needs labels=<layer>&roi=<id>, or x=&y=&r=/);
+    const e = await waitRun(a.doc, escape, finished);
+    expect(e.state).toBe('error');
+    expect(shown(e)).toMatch(/dataset/);
+  });
+});
