@@ -4,7 +4,7 @@
  * come back as clear cell errors.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestRun } from '@plexus/shared';
+import { requestRun, type CellRunView } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { demoDatasetDir, writeDemoDatasetAtomically } from '../../src/volumes/demo/ensure-demo.ts';
 import { api, tmpDataDir, type HpClient } from '../helpers.ts';
@@ -22,16 +22,21 @@ afterAll(async () => {
   await server.close();
 });
 
+/** Runs code cells in a fresh workspace; resolves with their finished run views, in order. */
+async function runCells(...sources: string[]) {
+  const ws = await newWorkspace(server);
+  const a = await client(server, ws, clients);
+  const ids = sources.map((src) => addCell(a.doc, 'code', src));
+  for (const id of ids) requestRun(a.doc, id, alice, aliceOrigin);
+  return Promise.all(ids.map((id) => waitRun(a.doc, id, finished)));
+}
+
 describe('volume sampling from notebook cells', () => {
   it('a histogram and an ROI trace computed in a cell equal the HTTP API results', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
-    const hist = addCell(a.doc, 'code', "const h = await volumes.histogram('calcium-demo', 'movie', { bbox: '0,0,0,64,64,40', bins: 16 });\nJSON.stringify(h)");
-    const trace = addCell(a.doc, 'code', "const t = await volumes.trace('calcium-demo', 'movie', { labels: 'labels', roi: 2 });\nJSON.stringify(t)");
-    requestRun(a.doc, hist, alice, aliceOrigin);
-    requestRun(a.doc, trace, alice, aliceOrigin);
-    const hv = await waitRun(a.doc, hist, finished);
-    const tv = await waitRun(a.doc, trace, finished);
+    const [hv, tv] = await runCells(
+      "const h = await volumes.histogram('calcium-demo', 'movie', { bbox: '0,0,0,64,64,40', bins: 16 });\nJSON.stringify(h)",
+      "const t = await volumes.trace('calcium-demo', 'movie', { labels: 'labels', roi: 2 });\nJSON.stringify(t)",
+    ) as [CellRunView, CellRunView];
     expect(hv.state).toBe('done');
     expect(tv.state).toBe('done');
     const viaApi = (await api(server.url, server.ownerToken, 'GET', '/api/volumes/calcium-demo/movie/histogram?bbox=0,0,0,64,64,40&bins=16')).json;
@@ -45,16 +50,9 @@ describe('volume sampling from notebook cells', () => {
   });
 
   it('a bad request is a clear error in the cell; files stay out of reach', async () => {
-    const ws = await newWorkspace(server);
-    const a = await client(server, ws, clients);
-    const bad = addCell(a.doc, 'code', "await volumes.trace('calcium-demo', 'movie', {})");
-    const escape = addCell(a.doc, 'code', "await volumes.histogram('..', 'etc', {})");
-    requestRun(a.doc, bad, alice, aliceOrigin);
-    requestRun(a.doc, escape, alice, aliceOrigin);
-    const b = await waitRun(a.doc, bad, finished);
+    const [b, e] = (await runCells("await volumes.trace('calcium-demo', 'movie', {})", "await volumes.histogram('..', 'etc', {})")) as [CellRunView, CellRunView];
     expect(b.state).toBe('error');
     expect(shown(b)).toMatch(/a trace needs labels=<layer>&roi=<id>, or x=&y=&r=/);
-    const e = await waitRun(a.doc, escape, finished);
     expect(e.state).toBe('error');
     expect(shown(e)).toMatch(/dataset/);
   });
