@@ -1,4 +1,4 @@
-// `npm run demo-data -- [--out DIR] [--seed N] [--frames N] [--size N | WxH] [--neurons N] [--no-downsample]`
+// `npm run demo-data -- [--out DIR] [--seed N] [--frames N] [--size N | WxH] [--neurons N] [--no-downsample] [--threads N]`
 // Generates the synthetic calcium-imaging demo dataset (the one the server seeds into
 // <dataDir>/volumes/calcium-demo) into DIR, atomically (temporary sibling, then rename), and
 // prints what it wrote and how long it took. Run directly: node --import tsx scripts/generate-demo-data.ts
@@ -17,6 +17,7 @@ const { values } = parseArgs({
     size: { type: 'string' },
     neurons: { type: 'string' },
     'no-downsample': { type: 'boolean' },
+    threads: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -28,7 +29,8 @@ if (values.help) {
   --frames N       frames at 30 Hz (default ${DEFAULT_CALCIUM_PARAMS.frames})
   --size N | WxH   pixels (default ${DEFAULT_CALCIUM_PARAMS.width}x${DEFAULT_CALCIUM_PARAMS.height})
   --neurons N      neurons (default: 60 per 256×256, scaled with the area)
-  --no-downsample  skip the 2×2-downsampled movie scale`);
+  --no-downsample  skip the 2×2-downsampled movie scale
+  --threads N      threads rendering frames (default: 2 for a full-size movie on 2+ cores; same bytes either way)`);
   process.exit(0);
 }
 
@@ -56,7 +58,8 @@ const out = path.resolve(values.out ?? path.join(process.env.PLEXUS_DATA_DIR ?? 
 
 console.log(`Generating ${width}×${height} × ${params.frames} frames, ${params.neurons} neurons, seed ${params.seed} → ${out}`);
 try {
-  const ms = await writeDemoDatasetAtomically(out, { params, layout: { downsample: !values['no-downsample'] } });
+  const threads = values.threads === undefined ? undefined : Math.max(1, positive('threads', values.threads, 1));
+  const ms = await writeDemoDatasetAtomically(out, { params, layout: { downsample: !values['no-downsample'] }, threads });
   const bytes = (d: string): number => fs.readdirSync(d, { withFileTypes: true }).reduce((a, e) => a + (e.isDirectory() ? bytes(path.join(d, e.name)) : fs.statSync(path.join(d, e.name)).size), 0);
   console.log(`Done in ${(ms / 1000).toFixed(2)} s: ${(bytes(out) / 1024 / 1024).toFixed(1)} MiB in ${out}`);
   console.log('Layers: movie, mean, max, labels (precomputed); tables: tables/rois.csv, tables/traces.csv, tables/spikes.csv');
