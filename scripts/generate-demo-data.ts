@@ -1,4 +1,4 @@
-// `npm run demo-data -- [--out DIR] [--seed N] [--frames N] [--size N | WxH] [--neurons N] [--no-downsample] [--threads N]`
+// `npm run demo-data -- [--out DIR] [--seed N] [--frames N] [--size N | WxH] [--neurons N] [--no-downsample]`
 // Generates the synthetic calcium-imaging demo dataset (the one the server seeds into
 // <dataDir>/volumes/calcium-demo) into DIR, atomically (temporary sibling, then rename), and
 // prints what it wrote and how long it took. Run directly: node --import tsx scripts/generate-demo-data.ts
@@ -17,7 +17,6 @@ const { values } = parseArgs({
     size: { type: 'string' },
     neurons: { type: 'string' },
     'no-downsample': { type: 'boolean' },
-    threads: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -29,8 +28,7 @@ if (values.help) {
   --frames N       frames at 30 Hz (default ${DEFAULT_CALCIUM_PARAMS.frames})
   --size N | WxH   pixels (default ${DEFAULT_CALCIUM_PARAMS.width}x${DEFAULT_CALCIUM_PARAMS.height})
   --neurons N      neurons (default: 60 per 256×256, scaled with the area)
-  --no-downsample  skip the 2×2-downsampled movie scale
-  --threads N      threads rendering frames (default: 2 for a full-size movie on 2+ cores; same bytes either way)`);
+  --no-downsample  skip the 2×2-downsampled movie scale`);
   process.exit(0);
 }
 
@@ -58,10 +56,12 @@ const out = path.resolve(values.out ?? path.join(process.env.PLEXUS_DATA_DIR ?? 
 
 console.log(`Generating ${width}×${height} × ${params.frames} frames, ${params.neurons} neurons, seed ${params.seed} → ${out}`);
 try {
-  const threads = values.threads === undefined ? undefined : Math.max(1, positive('threads', values.threads, 1));
-  const ms = await writeDemoDatasetAtomically(out, { params, layout: { downsample: !values['no-downsample'] }, threads });
+  const cpu0 = process.cpuUsage();
+  const ms = await writeDemoDatasetAtomically(out, { params, layout: { downsample: !values['no-downsample'] } });
+  const cpu = process.cpuUsage(cpu0);
   const bytes = (d: string): number => fs.readdirSync(d, { withFileTypes: true }).reduce((a, e) => a + (e.isDirectory() ? bytes(path.join(d, e.name)) : fs.statSync(path.join(d, e.name)).size), 0);
-  console.log(`Done in ${(ms / 1000).toFixed(2)} s: ${(bytes(out) / 1024 / 1024).toFixed(1)} MiB in ${out}`);
+  // CPU of all this process's threads (zlib's pool included).
+  console.log(`Done in ${(ms / 1000).toFixed(2)} s (CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s): ${(bytes(out) / 1024 / 1024).toFixed(1)} MiB in ${out}`);
   console.log('Layers: movie, mean, max, labels (precomputed); tables: tables/rois.csv, tables/traces.csv, tables/spikes.csv');
 } catch (e) {
   console.error(`Generation failed: ${(e as Error).message}`);
