@@ -32,10 +32,10 @@ function treeHash(dir: string): string {
 }
 
 describe('calcium demo generator', () => {
-  it('is deterministic: the same seed gives byte-identical files (on 1 or 2 threads), another seed different ones', async () => {
+  it('is deterministic: the same seed gives byte-identical files, another seed different ones', async () => {
     const [a, b, c] = [tmp(), tmp(), tmp()];
-    await writeDemoDataset(path.join(a, 'ds'), { params: SMALL, layout: LAYOUT, threads: 1 });
-    await writeDemoDataset(path.join(b, 'ds'), { params: SMALL, layout: LAYOUT, threads: 2 });
+    await writeDemoDataset(path.join(a, 'ds'), { params: SMALL, layout: LAYOUT });
+    await writeDemoDataset(path.join(b, 'ds'), { params: SMALL, layout: LAYOUT });
     await writeDemoDataset(path.join(c, 'ds'), { params: { ...SMALL, seed: 8 }, layout: LAYOUT });
     expect(treeHash(path.join(a, 'ds'))).toBe(treeHash(path.join(b, 'ds')));
     expect(treeHash(path.join(a, 'ds'))).not.toBe(treeHash(path.join(c, 'ds')));
@@ -208,8 +208,7 @@ describe('ensureDemoDataset', () => {
 
   it('generates on a worker thread and leaves nothing behind when aborted', async () => {
     const dataDir = tmp();
-    // A generation worker that itself renders on two worker threads, as the server runs it.
-    const done = await ensureDemoDataset(dataDir, log, { ...options, worker: true, threads: 2 });
+    const done = await ensureDemoDataset(dataDir, log, { ...options, worker: true });
     expect(done.status).toBe('generated');
     expect(isDemoDatasetCurrent(dataDir, options)).toBe(true);
 

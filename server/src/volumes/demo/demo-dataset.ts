@@ -7,13 +7,12 @@
  * Effects: creates files under the target directory (which the caller makes atomic).
  */
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type { DatasetMeta, LayerMeta } from '../meta.ts';
 import type { Vec3 } from '../precomputed.ts';
 import { makeInfo, PrecomputedWriter } from '../writer.ts';
 import { simulateCalcium, DEFAULT_CALCIUM_PARAMS, type CalciumParams, type CalciumTruth } from './calcium-sim.ts';
-import { localSlabRenderer, workerSlabRenderer, type SlabRenderer } from './render-slabs.ts';
+import { frameRenderer } from './calcium-render.ts';
 import { roisCsv, spikesCsv, tracesCsv, TABLE_COLUMNS } from './demo-tables.ts';
 
 export const DEMO_DATASET = 'calcium-demo';
@@ -35,8 +34,6 @@ export const DEFAULT_DEMO_LAYOUT: Readonly<DemoLayout> = Object.freeze<DemoLayou
 export interface DemoOptions {
   params?: Partial<CalciumParams>;
   layout?: Partial<DemoLayout>;
-  /** Threads rendering frames (output is identical for any number); default 2 for large movies on 2+ cores. */
-  threads?: number;
 }
 
 export interface DemoResult {
@@ -89,31 +86,17 @@ export async function writeDemoDataset(dir: string, options: DemoOptions = {}): 
   ]);
   const movie = new PrecomputedWriter(path.join(dir, 'movie'), movieInfo, { compression: 'noisy' });
   await movie.init();
-  const threads = options.threads ?? (W * H * F >= 16_000_000 && os.availableParallelism() >= 2 ? 2 : 1);
-  const slabs: SlabRenderer = threads > 1 ? workerSlabRenderer(params, threads) : localSlabRenderer(truth);
-  let projections;
-  try {
-    // One slab ahead: the next slab renders while this one is cut into chunks and compressed.
-    const starts = Array.from({ length: Math.ceil(F / mc[2]) }, (_, i) => i * mc[2]);
-    const ahead = starts.map(() => null as Promise<Uint16Array> | null);
-    const request = (i: number): Promise<Uint16Array> => {
-      if (ahead[i]) return ahead[i];
-      const p = slabs.render(starts[i]!, Math.min(F, starts[i]! + mc[2]));
-      p.catch(() => undefined); // awaited in its turn; after an earlier failure, nobody will
-      return (ahead[i] = p);
-    };
-    for (let i = 0; i < starts.length; i++) {
-      const z0 = starts[i]!;
-      const z1 = Math.min(F, z0 + mc[2]);
-      const data = await request(i);
-      for (let k = 1; k <= threads && i + k < starts.length; k++) request(i + k);
-      ahead[i] = null;
-      await movie.writeRegion(0, { min: [0, 0, z0], max: [W, H, z1] }, data);
-      if (layout.downsample) await movie.writeRegion(1, { min: [0, 0, z0], max: [Math.ceil(W / 2), Math.ceil(H / 2), z1] }, downsample2(data, W, H, z1 - z0));
-    }
-    projections = await slabs.finish();
-  } finally {
-    await slabs.close();
+  const render = frameRenderer(truth);
+  const plane = W * H;
+  const projections = { sum: new Float64Array(plane), max: new Uint16Array(plane) };
+  const slab = new Uint16Array(plane * mc[2]);
+  for (let z0 = 0; z0 < F; z0 += mc[2]) {
+    const z1 = Math.min(F, z0 + mc[2]);
+    const data = slab.subarray(0, plane * (z1 - z0));
+    for (let f = z0; f < z1; f++) render(f, data, (f - z0) * plane, projections);
+    // writeRegion copies its chunks out of `data` before it returns, so the slab can be reused.
+    await movie.writeRegion(0, { min: [0, 0, z0], max: [W, H, z1] }, data);
+    if (layout.downsample) await movie.writeRegion(1, { min: [0, 0, z0], max: [Math.ceil(W / 2), Math.ceil(H / 2), z1] }, downsample2(data, W, H, z1 - z0));
   }
   const planes = [
     { name: 'mean', type: 'image' as const, dataType: 'float32' as const, data: Float32Array.from(projections.sum, (s) => s / F), values: 'ADU (mean over frames)', description: 'Mean projection of the movie over time.' },

@@ -77,7 +77,7 @@ function isRunning(pid: number): boolean {
 function generateInWorker(dir: string, options: DemoOptions, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./ts-worker.mjs', import.meta.url), {
-      workerData: { module: new URL('./demo-dataset.ts', import.meta.url).href, entry: 'writeDemoDataset', args: [dir, { params: options.params, layout: options.layout, threads: options.threads }] },
+      workerData: { module: new URL('./demo-dataset.ts', import.meta.url).href, entry: 'writeDemoDataset', args: [dir, { params: options.params, layout: options.layout }] },
     });
     const onAbort = () => void worker.terminate();
     signal?.addEventListener('abort', onAbort, { once: true });
