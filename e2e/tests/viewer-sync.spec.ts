@@ -1,6 +1,7 @@
 /**
  * Shared viewer state between two browsers on the demo recording: a LUT change and a new
- * annotation by alice reach bob's Neuroglancer — its state and what its canvas shows.
+ * annotation by alice reach bob's Neuroglancer — its state and what its canvas shows; a volume
+ * served by this server added from the menu reaches him too.
  */
 import { expect, test } from '../support/plexus.ts';
 import { docState, E2E_DEMO_FRAMES, ngState, twoInViewer, viewerCanvas } from '../support/viewer.ts';
@@ -48,4 +49,22 @@ test('alice changes the movie LUT and adds an annotation; bob sees both, in stat
   expect(rois(await docState(bob.page)).map((a: any) => a.id)).toEqual([added.id]);
   // …and his canvas shows them.
   await expect.poll(async () => (await viewerCanvas(bob.page).screenshot()).equals(before), { timeout: 15_000 }).toBe(false);
+});
+
+test('adding a served volume from the menu: bob gets the layer, with a portable source and a time axis', async ({ plexus, actor }) => {
+  const { alice, bob } = await twoInViewer(plexus, actor, 'viewer add layer', { layers: [] });
+  await alice.page.getByTestId('viewer-add-layer').click();
+  await alice.page.locator('[data-testid=viewer-add-volume][data-layer="calcium-demo/movie"]').click();
+  await expect.poll(async () => (await ngState(bob.page)).layers?.map((l: any) => l.name)).toEqual(['movie']);
+  const layer = (await docState(bob.page)).layers[0];
+  expect(layer.source.url).toBe('precomputed://plexus://volumes/calcium-demo/movie');
+  expect(Object.keys(layer.source.transform.outputDimensions)).toEqual(['x', 'y', 't']);
+  // Bob's Neuroglancer loads it from this server, and the time axis exists.
+  const bobLayer = (await ngState(bob.page)).layers[0];
+  expect(bobLayer.source.url).toMatch(/^precomputed:\/\/http:\/\/127\.0\.0\.1:\d+\/volumes\/calcium-demo\/movie$/);
+  await expect.poll(async () => Object.keys((await ngState(bob.page)).dimensions ?? {})).toEqual(['x', 'y', 't']);
+  // Added twice: the second gets its own name.
+  await alice.page.getByTestId('viewer-add-layer').click();
+  await alice.page.locator('[data-testid=viewer-add-volume][data-layer="calcium-demo/movie"]').click();
+  await expect.poll(async () => (await ngState(bob.page)).layers?.map((l: any) => l.name)).toEqual(['movie', 'movie 2']);
 });

@@ -18,6 +18,8 @@ import {
   userOrigin,
   addAnnotations,
   splitLinks,
+  layerForServedVolume,
+  localizeSourceUrl,
   isStateLink,
 } from '../src/index.ts';
 import { CALCIUM_STATE, MULTI_LAYER_STATE } from './fixtures/ng-states.ts';
@@ -110,5 +112,21 @@ describe('links in chat text', () => {
     ]);
     expect(splitLinks('no links here')).toEqual([{ kind: 'text', text: 'no links here' }]);
     expect(isStateLink('https://h.org/#section')).toBe(false);
+  });
+});
+
+describe('layers for served volumes', () => {
+  it('a movie gets a time axis; a plane spans the recording; other volumes keep their native axes', () => {
+    const movie = layerForServedVolume('calcium-demo', { name: 'movie', info: { type: 'image', scales: [{ resolution: [1000, 1000, 33333333] }] }, meta: { axes: { x: 'µm', y: 'µm', z: 's' } } });
+    expect(movie).toEqual({
+      type: 'image', name: 'movie',
+      source: { url: 'precomputed://plexus://volumes/calcium-demo/movie', transform: { outputDimensions: { x: [1e-6, 'm'], y: [1e-6, 'm'], t: [0.033333333, 's'] } } },
+    });
+    const labels = layerForServedVolume('calcium-demo', { name: 'labels', info: { type: 'segmentation', scales: [{ resolution: [1000, 1000, 29999999700] }] }, meta: { axes: { x: 'µm', y: 'µm', z: 'none' } } });
+    expect(labels.type).toBe('segmentation');
+    expect((labels.source as any).transform.outputDimensions.t[0]).toBeCloseTo(30, 5);
+    expect(layerForServedVolume('em', { name: 'raw data', info: { type: 'image' } })).toEqual({ type: 'image', name: 'raw data', source: 'precomputed://plexus://volumes/em/raw%20data' });
+    // Portable: the page's origin is filled in when the viewer loads it.
+    expect(localizeSourceUrl('precomputed://plexus://volumes/em/raw%20data', 'http://lab:4455')).toBe('precomputed://http://lab:4455/volumes/em/raw%20data');
   });
 });

@@ -12,6 +12,7 @@ import type { ViewerBinding } from './viewerBinding.ts';
 import { ViewsMenu } from './ViewsMenu.tsx';
 import { StateMenu } from './StateMenu.tsx';
 import { RoiStepper } from './RoiStepper.tsx';
+import { AddLayerMenu } from './AddLayerMenu.tsx';
 
 const MODES = [
   { kind: 'shared', label: 'Shared view', title: "Navigate the workspace's shared camera together" },
@@ -95,6 +96,7 @@ export function ViewerToolbar({ binding }: { binding: ViewerBinding | null }) {
           </button>
         )}
         <span className="spacer" />
+        <AddLayerMenu disabled={disabled} />
         <RoiStepper binding={binding} />
         <ViewsMenu binding={binding} />
         <StateMenu binding={binding} />

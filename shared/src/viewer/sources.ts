@@ -5,7 +5,7 @@
  * carries the exporting page's origin. Pure module.
  */
 import { isJsonObject, type Json } from '../json.ts';
-import { normalizeLayers, type NgState } from './state-doc.ts';
+import { normalizeLayers, type NgLayer, type NgState } from './state-doc.ts';
 
 /** The origin placeholder for this server's own volumes. */
 export const LOCAL_ORIGIN = 'plexus://';
@@ -64,4 +64,32 @@ export function sourceUrls(state: NgState): string[] {
   };
   for (const l of normalizeLayers(state.layers)) visit(l.source);
   return out;
+}
+
+/** What the server says about one served layer (`GET /volumes/<dataset>/`, docs/api.md). */
+export interface ServedLayer {
+  name: string;
+  info?: { type?: string; scales?: Array<{ resolution?: number[] }> };
+  meta?: { axes?: { x?: string; y?: string; z?: string }; voxelSize?: number[] } | null;
+  format?: string;
+}
+
+/**
+ * The viewer layer for a volume served by this server: a portable source, the layer type from
+ * its `info`, and — when its `plexus.json` says the third axis is time — a transform that names
+ * it `t` in seconds, so a movie steps through frames and a projection spans all of them.
+ */
+export function layerForServedVolume(dataset: string, layer: ServedLayer, name = layer.name): NgLayer {
+  const scheme = layer.format === 'zarr' ? 'zarr' : 'precomputed';
+  const url = `${scheme}://${LOCAL_ORIGIN}volumes/${encodeURIComponent(dataset)}/${encodeURIComponent(layer.name)}`;
+  const type = layer.info?.type === 'segmentation' ? 'segmentation' : 'image';
+  const axes = layer.meta?.axes;
+  const res = layer.info?.scales?.[0]?.resolution;
+  if (axes && (axes.z === 's' || axes.z === 'none') && Array.isArray(res) && res.length === 3) {
+    const um = (nm: number): [number, string] => [nm / 1e9, 'm'];
+    // plexus.json: x and y resolution in nm; a time axis stored as "nm" that read as ns.
+    const t: [number, string] = [res[2]! / 1e9, 's'];
+    return { type, name, source: { url, transform: { outputDimensions: { x: um(res[0]!), y: um(res[1]!), t } } } } as NgLayer;
+  }
+  return { type, name, source: url } as NgLayer;
 }
