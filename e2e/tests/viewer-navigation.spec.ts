@@ -130,3 +130,29 @@ test('a state link exported by alice imports identically in a fresh workspace', 
   await alice.page.getByTestId('viewer-import').click();
   await expect(alice.page.getByTestId('viewer-state-error')).toContainText('not valid JSON');
 });
+
+test('ROI stepping through an uploaded table centres the view on each row', async ({ plexus, actor }) => {
+  const { workspace } = await plexus.createWorkspace(`viewer roi table ${uniq()}`);
+  await seedViewer(plexus, workspace.id, annotationState());
+  const csv = 'roi_id,centroid_x,centroid_y,snr\n7,12.5,20,3.1\n9,30,44.25,5.0\n';
+  const res = await fetch(`${plexus.url}/api/workspaces/${workspace.id}/uploads?name=cells.csv`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${plexus.ownerToken}`, 'content-type': 'application/octet-stream' },
+    body: csv,
+  });
+  expect(res.status).toBe(201);
+  const alice = await actor(ALICE);
+  await openWorkspace(alice.page, plexus, workspace.id);
+  await waitViewer(alice.page);
+  await expect(alice.page.getByTestId('roi-source')).toHaveValue('table: cells');
+  await expect(alice.page.getByTestId('roi-label')).toHaveText('2 ROIs');
+  await alice.page.getByTestId('roi-next').click();
+  await expect(alice.page.getByTestId('roi-label')).toHaveText('1/2 roi_id 7');
+  // x and y from the row; the third axis stays where it was.
+  await expect.poll(() => ngPosition(alice.page)).toEqual([12.5, 20, 0]);
+  await alice.page.getByTestId('roi-next').click();
+  await expect.poll(() => ngPosition(alice.page)).toEqual([30, 44.25, 0]);
+  // The annotation layer is the other source.
+  await alice.page.getByTestId('roi-source').selectOption('rois');
+  await expect(alice.page.getByTestId('roi-label')).toHaveText('2 ROIs');
+});

@@ -18,6 +18,8 @@ import {
   userOrigin,
   addAnnotations,
   splitLinks,
+  roiColumns,
+  roiRowCentre,
   layerForServedVolume,
   localizeSourceUrl,
   isStateLink,
@@ -128,5 +130,16 @@ describe('layers for served volumes', () => {
     expect(layerForServedVolume('em', { name: 'raw data', info: { type: 'image' } })).toEqual({ type: 'image', name: 'raw data', source: 'precomputed://plexus://volumes/em/raw%20data' });
     // Portable: the page's origin is filled in when the viewer loads it.
     expect(localizeSourceUrl('precomputed://plexus://volumes/em/raw%20data', 'http://lab:4455')).toBe('precomputed://http://lab:4455/volumes/em/raw%20data');
+  });
+});
+
+describe('ROI tables', () => {
+  it('finds position and label columns, and row centres', () => {
+    const cols = roiColumns([{ name: 'id' }, { name: 'centroid_x' }, { name: 'centroid_y' }, { name: 'area_px' }, { name: 'snr' }]);
+    expect(cols).toEqual({ x: 'centroid_x', y: 'centroid_y', label: 'id' });
+    expect(roiRowCentre({ id: 3, centroid_x: 12.5, centroid_y: '40' }, cols!)).toEqual([12.5, 40, null]);
+    expect(roiRowCentre({ id: 3, centroid_x: null, centroid_y: 1 }, cols!)).toBeNull();
+    expect(roiColumns([{ name: 'X' }, { name: 'Y' }, { name: 'Z' }])).toEqual({ x: 'X', y: 'Y', z: 'Z' });
+    expect(roiColumns([{ name: 'area' }, { name: 'snr' }])).toBeNull();
   });
 });

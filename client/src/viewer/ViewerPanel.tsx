@@ -70,7 +70,7 @@ export function ViewerPanel({ token }: { token: string }) {
 
   return (
     <div className="viewer-panel" data-testid="viewer-panel" aria-label="Neuroglancer viewer">
-      <ViewerToolbar binding={binding} />
+      <ViewerToolbar binding={binding} token={token} />
       <div className="viewer-stage" ref={containerRef} data-testid="viewer-stage" data-ready={binding ? 'true' : undefined}>
         {!binding && !error && (
           <div className="viewer-loading" role="status">

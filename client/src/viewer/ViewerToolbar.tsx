@@ -27,7 +27,7 @@ function modeLabel(p: ViewerPeer, peers: ViewerPeer[]): string {
   return p.mode === 'shared' ? 'shared view' : 'on their own';
 }
 
-export function ViewerToolbar({ binding }: { binding: ViewerBinding | null }) {
+export function ViewerToolbar({ binding, token }: { binding: ViewerBinding | null; token: string }) {
   const session = useSession();
   const peers = useViewerPeers(session.awareness);
   const { mode, notice } = useViewerUi();
@@ -97,7 +97,7 @@ export function ViewerToolbar({ binding }: { binding: ViewerBinding | null }) {
         )}
         <span className="spacer" />
         <AddLayerMenu disabled={disabled} />
-        <RoiStepper binding={binding} />
+        <RoiStepper binding={binding} token={token} />
         <ViewsMenu binding={binding} />
         <StateMenu binding={binding} />
       </div>

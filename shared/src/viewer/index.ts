@@ -3,3 +3,4 @@ export * from './state-doc.ts';
 export * from './sources.ts';
 export * from './state-link.ts';
 export * from './views.ts';
+export * from './roi-table.ts';
