@@ -15,6 +15,7 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'cold-load', args: ['bench/cold-load.ts'], what: 'cold load of a 1,000-cell workspace, with 1k/10k/100k log entries' },
   { name: 'memory', args: ['bench/memory.ts'], what: 'server memory per open idle 1,000-cell workspace' },
   { name: 'server-costs', args: ['bench/server-costs.ts'], what: 'micro-costs of the Plexus hot paths' },
+  { name: 'kernel', args: ['bench/kernel.ts'], what: 'kernel: 100-cell chain edit-to-visible (JS, SQL), per-cell overhead, superseding, SQL over 1M-row Parquet vs plain DuckDB' },
 ];
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1]?.split(',');

@@ -542,8 +542,10 @@ export class WorkspaceKernel {
           failed.add(cell.id);
           continue;
         }
-        const ok = await this.runCell(cell, item);
-        if (!ok) failed.add(cell.id);
+        const result = await this.runCell(cell, item);
+        // A superseded run is queued again: its dependents wait for that run, they did not fail.
+        if (result === 'failed') failed.add(cell.id);
+        else failed.delete(cell.id);
         await new Promise<void>((r) => setImmediate(r)); // let document updates in between runs
       }
     } finally {
@@ -556,7 +558,7 @@ export class WorkspaceKernel {
   // -------------------------------------------------------------------------------------------
   // running one cell
 
-  private async runCell(cell: CellView, item: QueueItem): Promise<boolean> {
+  private async runCell(cell: CellView, item: QueueItem): Promise<'ok' | 'failed' | 'cancelled'> {
     const src = runSource(cell);
     const a = this.analysis(cell);
     const kind = cell.kind === 'sql' ? 'sql' : 'code';
@@ -628,7 +630,7 @@ export class WorkspaceKernel {
     if (outcome.fatal) {
       // Unless a restart already replaced the runtime this run used.
       if (this.generation === generation) await this.restart(outcome.fatal, cell.id);
-      return false;
+      return 'failed';
     }
     if (outcome.ok && !running.cancelled) {
       const prev = this.live.get(cell.id);
@@ -636,7 +638,7 @@ export class WorkspaceKernel {
         // Deleted while it ran: its values must not outlive it.
         this.forget({ defs: outcome.defines, runId: item.runId, kind });
         if (prev) this.live.delete(cell.id);
-        return true;
+        return 'ok';
       }
       this.live.set(cell.id, { defs: outcome.defines, runId: item.runId, kind });
       const dropped = (prev?.defs ?? []).filter((d) => !outcome.defines.includes(d));
@@ -645,7 +647,7 @@ export class WorkspaceKernel {
         this.namesRemoved(dropped, (n) => `${n} ${dropped.length > 1 ? 'are' : 'is'} no longer defined: ${this.label(cell.id)} does not define it any more`);
       }
     }
-    return outcome.ok && !running.cancelled;
+    return running.cancelled ? 'cancelled' : outcome.ok ? 'ok' : 'failed';
   }
 
   private readonly refsOfCell = new Map<string, string[]>();
