@@ -17,6 +17,7 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'viewer-latency', args: ['bench/viewer-latency.ts'], what: 'viewer change (LUT, camera, follow) from one browser to another' },
   { name: 'server-costs', args: ['bench/server-costs.ts'], what: 'micro-costs of the Plexus hot paths' },
   { name: 'volumes', args: ['bench/volume-serving.ts'], what: 'volume chunk serving, Plexus /volumes vs a plain Node static file server; demo dataset generation time' },
+  { name: 'kernel', args: ['bench/kernel.ts'], what: 'kernel: 100-cell chain edit-to-visible (JS, SQL), per-cell overhead, superseding, SQL over 1M-row Parquet vs plain DuckDB' },
 ];
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1]?.split(',');

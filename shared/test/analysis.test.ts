@@ -73,6 +73,11 @@ describe('analyzeJs: references', () => {
     expect(src.slice(a.lastExpression!.start, a.lastExpression!.end)).toBe('a + 1');
     expect(analyzeJs('const a = 1;').lastExpression).toBeUndefined();
   });
+  it('tells whether a cell could run long (loops, calls, awaits, imports)', () => {
+    expect(analyzeJs('const a = b + 1; const o = { x: [a] };').mayLoop).toBe(false);
+    for (const src of ['f()', 'new K()', 'while (x) {}', 'for (const y of ys) ;', 'await p', "import { mean } from 'd3-array'", 'tag`x`'])
+      expect(analyzeJs(src).mayLoop, src).toBe(true);
+  });
   it('syntax errors report a line and column', () => {
     const a = analyzeJs('const a = 1;\nconst = 2;');
     expect(a.error).toMatchObject({ line: 2 });

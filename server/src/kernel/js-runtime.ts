@@ -35,6 +35,8 @@ export interface RunInput {
   shifts: Array<{ line: number; column: number; by: number }>;
   inputs: string[];
   filename: string;
+  /** Arm the vm watchdog (soft timeout, breakOnSigint) for this run. */
+  watchdog: boolean;
 }
 
 export type ErrorOutput = Extract<CellOutput, { type: 'error' }>;

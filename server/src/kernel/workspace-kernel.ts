@@ -73,6 +73,8 @@ interface Running {
 const STREAM_FLUSH_MS = 100;
 const START_WRITE_DELAY_MS = 15;
 const STATUS_FLUSH_MS = 40;
+/** Results of fast cells are written together, at most this long after the first of them. */
+const WRITE_BATCH_MS = 8;
 
 export class WorkspaceKernel {
   readonly doc = new Y.Doc();
@@ -157,7 +159,7 @@ export class WorkspaceKernel {
     // Tables registered before we synced: the SQL runtime must see them.
     if (this.tablesSignature() !== this.tablesKey) this.replaceSqlRuntime();
     // Queued or running marks left by a kernel that died: those runs will not happen.
-    this.doc.transact(() => {
+    this.write(() => {
       for (const c of listCells(this.doc)) {
         if (c.map.has('pending')) setPending(this.doc, c, null, KERNEL_ORIGIN);
         const ex = c.map.get('exec');
@@ -166,15 +168,47 @@ export class WorkspaceKernel {
           ex.set('reason', 'the kernel stopped during this run');
         }
       }
-    }, KERNEL_ORIGIN);
+    });
     this.writeStatus(true);
     this.doc.on('afterTransaction', (tr: Y.Transaction) => {
-      if (tr.origin !== KERNEL_ORIGIN) this.scheduleTick();
+      // Hocuspocus echoes our own updates back: they change nothing and must cost nothing.
+      if (tr.origin === KERNEL_ORIGIN || tr.changed.size === 0) return;
+      if (this.affectsGraph(tr)) this.graphCache = null;
+      this.scheduleTick();
     });
     this.scheduleTick();
   }
 
   private abortStart: (() => void) | null = null;
+  private deferred: Array<() => void> = [];
+  private deferTimer: NodeJS.Timeout | null = null;
+
+  /**
+   * Writes now, after any deferred writes (so the document always sees the kernel's writes in the
+   * order it made them). One transaction, kernel origin.
+   */
+  private write(fn: () => void): void {
+    this.flushDeferred();
+    this.doc.transact(fn, KERNEL_ORIGIN);
+  }
+
+  /**
+   * Writes soon: a chain of fast cells becomes a few updates instead of one per cell, which is most
+   * of the cost of a trivial cell (each update is validated, logged and relayed by the server).
+   */
+  private defer(fn: () => void): void {
+    this.deferred.push(fn);
+    this.deferTimer ??= setTimeout(() => this.flushDeferred(), WRITE_BATCH_MS);
+  }
+
+  private flushDeferred(): void {
+    if (this.deferTimer) clearTimeout(this.deferTimer);
+    this.deferTimer = null;
+    if (!this.deferred.length || this.stopped) return;
+    const fns = this.deferred;
+    this.deferred = [];
+    this.doc.transact(() => fns.forEach((f) => f()), KERNEL_ORIGIN);
+  }
 
   /** Disconnects and stops the runtimes. */
   async stop(): Promise<void> {
@@ -184,12 +218,12 @@ export class WorkspaceKernel {
     if (this.statusTimer) clearTimeout(this.statusTimer);
     try {
       writeKernelStatus(this.doc, { ...this.status(), state: 'offline', current: null, queue: [] }, KERNEL_ORIGIN);
-      this.doc.transact(() => {
+      this.write(() => {
         for (const item of this.queue) {
           const c = getCell(this.doc, item.cellId);
           if (c) setPending(this.doc, c, null, KERNEL_ORIGIN);
         }
-      }, KERNEL_ORIGIN);
+      });
       await new Promise((r) => setTimeout(r, 50));
     } catch {
       /* the document may be gone */
@@ -283,8 +317,20 @@ export class WorkspaceKernel {
     });
   }
 
+  /** Whether a transaction changed what the graph is built from (cells, sources, names, kinds). */
+  private affectsGraph(tr: Y.Transaction): boolean {
+    const cells = this.doc.getMap('cells');
+    for (const [type, keys] of tr.changed) {
+      if ((type as unknown) === cells) return true;
+      const parent = type._item?.parent;
+      if (type instanceof Y.Map && parent === cells && (keys.has('source') || keys.has('name') || keys.has('kind'))) return true;
+      if (!(type instanceof Y.Map) && parent instanceof Y.Map && parent._item?.parent === cells) return true; // a source edit
+    }
+    return false;
+  }
+
   private tick(): void {
-    this.graphCache = null;
+    this.flushDeferred();
     if (this.tablesSignature() !== this.tablesKey && !this.running) this.replaceSqlRuntime();
     this.processDeletions();
     for (const key of KERNEL_COMMANDS) {
@@ -323,13 +369,13 @@ export class WorkspaceKernel {
     const g = this.graph();
     const gone = names.filter((n) => !g.definers.has(n));
     if (!gone.length) return;
-    this.doc.transact(() => {
+    this.write(() => {
       for (const c of listCells(this.doc)) {
         if (c.kind === 'markdown' || !readExec(c)) continue;
         const used = (this.cellRefs.get(c.id) ?? []).filter((r) => gone.includes(r));
         if (used.length) setStale(this.doc, c, { reason: why(used.join(', ')), names: used, at: Date.now() }, KERNEL_ORIGIN);
       }
-    }, KERNEL_ORIGIN);
+    });
   }
 
   private command(key: KernelCommandKind, by: Requester, id: string): void {
@@ -363,7 +409,7 @@ export class WorkspaceKernel {
     const reqs = pendingRequests(this.doc);
     if (!reqs.length) return;
     const roots: Array<{ id: string; requestId: string; by: Requester }> = [];
-    this.doc.transact(() => {
+    this.write(() => {
       for (const { cell, request } of reqs) {
         ackRequest(this.doc, cell, request.id, KERNEL_ORIGIN);
         const hash = sourceHash(runSource(cell));
@@ -378,7 +424,7 @@ export class WorkspaceKernel {
         }
         roots.push({ id: cell.id, requestId: request.id, by: { id: request.by, name: request.name } });
       }
-    }, KERNEL_ORIGIN);
+    });
     for (const r of roots) this.enqueue([r.id], 'request', r.requestId, r.by);
   }
 
@@ -424,7 +470,7 @@ export class WorkspaceKernel {
     this.queue = next;
     // Cells that cannot be ordered (in a cycle, or downstream of one) fail at once with the reason.
     const unordered = [...want].filter((id) => !ordered.includes(id));
-    this.doc.transact(() => {
+    this.write(() => {
       for (const item of fresh) {
         const c = getCell(this.doc, item.cellId);
         if (c) setPending(this.doc, c, { runId: item.runId, requestId: item.requestId, trigger: item.trigger, requestedBy: item.requestedBy, queuedAt: item.queuedAt }, KERNEL_ORIGIN);
@@ -436,29 +482,29 @@ export class WorkspaceKernel {
         const message = err ? describeGraphError(err, (x) => this.label(x)) : 'this cell reads a cell that is part of a cycle';
         this.failWithoutRunning(c, { cellId: id, runId: `x_${randomId()}`, trigger, requestId, requestedBy: by, queuedAt: now }, 'error', message, 'CycleError');
       }
-    }, KERNEL_ORIGIN);
+    });
     this.writeStatus();
   }
 
   private dropQueue(): void {
     const q = this.queue;
     this.queue = [];
-    this.doc.transact(() => {
+    this.write(() => {
       for (const item of q) {
         const c = getCell(this.doc, item.cellId);
         if (c) setPending(this.doc, c, null, KERNEL_ORIGIN);
       }
-    }, KERNEL_ORIGIN);
+    });
     this.writeStatus();
   }
 
   /** Records a run that could not start (structural error, failed input) with its reason. */
   private failWithoutRunning(cell: CellView, item: QueueItem, state: 'error' | 'cancelled', message: string, name = 'Error'): void {
     const src = runSource(cell);
-    this.doc.transact(() => {
+    this.write(() => {
       const run = startExec(this.doc, cell, this.execInfo(item, src, false), KERNEL_ORIGIN);
       finishExec(run, { state, reason: message, outputs: [{ type: 'error', name, message }] }, KERNEL_ORIGIN);
-    }, KERNEL_ORIGIN);
+    });
   }
 
   private execInfo(item: QueueItem, src: string, counted: boolean) {
@@ -498,12 +544,15 @@ export class WorkspaceKernel {
           failed.add(cell.id);
           continue;
         }
-        const ok = await this.runCell(cell, item);
-        if (!ok) failed.add(cell.id);
+        const result = await this.runCell(cell, item);
+        // A superseded run is queued again: its dependents wait for that run, they did not fail.
+        if (result === 'failed') failed.add(cell.id);
+        else failed.delete(cell.id);
         await new Promise<void>((r) => setImmediate(r)); // let document updates in between runs
       }
     } finally {
       this.draining = false;
+      this.flushDeferred();
       this.writeStatus();
     }
   }
@@ -511,7 +560,7 @@ export class WorkspaceKernel {
   // -------------------------------------------------------------------------------------------
   // running one cell
 
-  private async runCell(cell: CellView, item: QueueItem): Promise<boolean> {
+  private async runCell(cell: CellView, item: QueueItem): Promise<'ok' | 'failed' | 'cancelled'> {
     const src = runSource(cell);
     const a = this.analysis(cell);
     const kind = cell.kind === 'sql' ? 'sql' : 'code';
@@ -525,7 +574,7 @@ export class WorkspaceKernel {
     let run: Y.Map<unknown> | null = null;
     const begin = () => (run ??= startExec(this.doc, cell, info, KERNEL_ORIGIN));
     const startTimer = setTimeout(() => {
-      if (!running.cancelled) begin();
+      if (!running.cancelled) this.write(() => begin());
     }, START_WRITE_DELAY_MS);
     let streamed = 0;
     let buffer: Array<{ name: 'stdout' | 'stderr'; text: string }> = [];
@@ -535,10 +584,10 @@ export class WorkspaceKernel {
       if (!buffer.length || running.cancelled) return;
       const parts = buffer;
       buffer = [];
-      this.doc.transact(() => {
+      this.write(() => {
         const m = begin();
         for (const p of parts) appendStream(m, p.name, p.text, KERNEL_ORIGIN);
-      }, KERNEL_ORIGIN);
+      });
     };
     const onStream = (name: 'stdout' | 'stderr', text: string) => {
       if (streamed >= MAX_STREAM_CHARS) return;
@@ -556,7 +605,7 @@ export class WorkspaceKernel {
     else if (duplicated.length) outcome = { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'ReferenceError', message: `${duplicated.join(', ')} ${duplicated.length > 1 ? 'are' : 'is'} defined by more than one cell` } };
     else if (kind === 'code') {
       const compiled = compileJsCell(cellSource(cell), a, inputs);
-      outcome = await this.js.run({ runId: item.runId, code: compiled.code, shifts: compiled.shifts, inputs, filename: `cell-${cell.id}.js` }, onStream);
+      outcome = await this.js.run({ runId: item.runId, code: compiled.code, shifts: compiled.shifts, inputs, filename: `cell-${cell.id}.js`, watchdog: a.mayLoop !== false }, onStream);
     } else outcome = await this.runSql(cell, a);
     clearTimeout(startTimer);
     if (flushTimer) clearTimeout(flushTimer);
@@ -566,24 +615,24 @@ export class WorkspaceKernel {
     if (running.cancelled) {
       // Superseded or interrupted: record it on this run's own map, which a newer run replaces.
       if (run || running.cancelled !== 'superseded by a newer run') {
-        this.doc.transact(() => {
+        this.write(() => {
           const m = begin();
           finishExec(m, { state: 'cancelled', reason: running.cancelled!, outputs: outcome.error && running.cancelled === 'interrupted' ? [{ type: 'error', name: 'Interrupted', message: 'interrupted' }] : [] }, KERNEL_ORIGIN);
-        }, KERNEL_ORIGIN);
+        });
       }
     } else {
       const { outputs, refs } = admitOutputs(outcome.ok ? outcome.outputs : [outcome.error], outcome.full, this.results);
-      this.doc.transact(() => {
+      this.defer(() => {
         const m = begin();
         if (buffer.length) for (const p of buffer.splice(0)) appendStream(m, p.name, p.text, KERNEL_ORIGIN);
         finishExec(m, { state: outcome.ok ? 'done' : 'error', defines: outcome.defines, outputs }, KERNEL_ORIGIN);
-      }, KERNEL_ORIGIN);
+      });
       this.dropOldRefs(cell.id, refs);
     }
     if (outcome.fatal) {
       // Unless a restart already replaced the runtime this run used.
       if (this.generation === generation) await this.restart(outcome.fatal, cell.id);
-      return false;
+      return 'failed';
     }
     if (outcome.ok && !running.cancelled) {
       const prev = this.live.get(cell.id);
@@ -591,7 +640,7 @@ export class WorkspaceKernel {
         // Deleted while it ran: its values must not outlive it.
         this.forget({ defs: outcome.defines, runId: item.runId, kind });
         if (prev) this.live.delete(cell.id);
-        return true;
+        return 'ok';
       }
       this.live.set(cell.id, { defs: outcome.defines, runId: item.runId, kind });
       const dropped = (prev?.defs ?? []).filter((d) => !outcome.defines.includes(d));
@@ -600,7 +649,7 @@ export class WorkspaceKernel {
         this.namesRemoved(dropped, (n) => `${n} ${dropped.length > 1 ? 'are' : 'is'} no longer defined: ${this.label(cell.id)} does not define it any more`);
       }
     }
-    return outcome.ok && !running.cancelled;
+    return running.cancelled ? 'cancelled' : outcome.ok ? 'ok' : 'failed';
   }
 
   private readonly refsOfCell = new Map<string, string[]>();
@@ -657,13 +706,13 @@ export class WorkspaceKernel {
     this.dropQueue();
     this.message = reason;
     await Promise.all(olds.map((o) => o.dispose()));
-    this.doc.transact(() => {
+    this.write(() => {
       for (const c of listCells(this.doc)) {
         if (c.id === except || c.kind === 'markdown') continue;
         const ex = readExec(c);
         if (ex && ex.state === 'done') setStale(this.doc, c, { reason: `${reason}: values are gone, run again`, at: Date.now() }, KERNEL_ORIGIN);
       }
-    }, KERNEL_ORIGIN);
+    });
     this.writeStatus(true);
   }
 }

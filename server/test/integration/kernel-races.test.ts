@@ -10,6 +10,8 @@
  * 3. Two people press Run at once: one run.
  * 4. Run while someone re-orders cells: the graph, not positions, decides; every move is kept.
  * 5. Type into a cell while the kernel streams its output: no character and no output line is lost.
+ * 6. Re-run the root while its dependents run: superseded runs are cancelled, never two in flight,
+ *    and the final outputs are those of the last edit (dependents are not reported as failed).
  */
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
@@ -165,5 +167,38 @@ describe('seed 001 races, without locks', () => {
     expect(out && out.type === 'stream' && out.text.split('\n').filter(Boolean).length).toBe(40);
     for (const doc of [a.doc, b.doc]) expect(cellSource(getCell(doc, id)!)).toBe(src + typed);
     await waitFor(() => cellSource(getCell(storedDoc(ctx.server, ws), id)!) === src + typed, { message: 'stored' });
+  });
+
+  it('6. re-running the root while dependents run: superseded runs cancelled, one in flight, final outputs of the last edit', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const b = await client(ctx.server, ws, ctx.clients);
+    const ids = [addCell(a.doc, 'code', 'const w0 = 0;')];
+    for (let i = 1; i < 10; i++) ids.push(addCell(a.doc, 'code', `await new Promise((r) => setTimeout(r, 10));\nconst w${i} = w${i - 1} + 1;\nw${i}`));
+    await waitFor(() => listCells(b.doc).length === 10);
+    let maxRunning = 0;
+    const superseded = new Set<string>();
+    const sampler = setInterval(() => {
+      let running = 0;
+      for (const id of ids) {
+        const v = readCellRun(b.doc, id);
+        if (v?.state === 'running') running++;
+        if (v?.exec?.reason === 'superseded by a newer run') superseded.add(v.exec.runId);
+      }
+      maxRunning = Math.max(maxRunning, running);
+    }, 3);
+    let k = 0;
+    for (; k < 12; k++) {
+      setCellSource(a.doc, ids[0]!, `const w0 = ${k * 100};`, aliceOrigin);
+      requestRun(a.doc, ids[0]!, alice, aliceOrigin);
+      await sleep(40);
+    }
+    const last = (k - 1) * 100;
+    await waitRun(b.doc, ids[9]!, (r) => r.state === 'done' && shown(r) === String(last + 9));
+    await waitFor(() => readKernelStatus(b.doc).state === 'idle');
+    clearInterval(sampler);
+    ids.forEach((id, i) => i > 0 && expect(shown(readCellRun(b.doc, id)!)).toBe(String(last + i)));
+    expect(maxRunning).toBe(1);
+    expect(superseded.size).toBeGreaterThan(0);
   });
 });

@@ -37,6 +37,11 @@ export interface CellAnalysis {
   imports?: CellImport[];
   /** JavaScript cells: offsets of a final expression statement, whose value is the cell's display value. */
   lastExpression?: { start: number; end: number };
+  /**
+   * JavaScript cells: whether the code loops or calls anything (so it could run forever). Cells
+   * that do neither finish at once; the kernel skips arming a per-run watchdog for them.
+   */
+  mayLoop?: boolean;
   /** The source does not parse: the message and where. */
   error?: { message: string } & Partial<SourcePos>;
 }
@@ -102,8 +107,11 @@ function lexicalNames(statements: AnyNode[], out: Set<string>): void {
 }
 
 /** Walks a program, collecting free identifiers (reads of names no enclosing scope binds). */
+const LOOPING = new Set(['ForStatement', 'ForInStatement', 'ForOfStatement', 'WhileStatement', 'DoWhileStatement', 'CallExpression', 'NewExpression', 'TaggedTemplateExpression', 'ImportDeclaration', 'AwaitExpression']);
+
 class RefCollector {
   readonly refs: string[] = [];
+  mayLoop = false;
   private readonly seen = new Set<string>();
 
   private ref(name: string, scope: Scope): void {
@@ -184,6 +192,7 @@ class RefCollector {
 
   visit(node: AnyNode | null | undefined, scope: Scope): void {
     if (!node || typeof node.type !== 'string') return;
+    if (LOOPING.has(node.type)) this.mayLoop = true;
     switch (node.type) {
       case 'Identifier':
         this.ref(node.name, scope);
@@ -313,7 +322,7 @@ export function analyzeJs(source: string): CellAnalysis {
     });
   }
   const last = program.body[program.body.length - 1];
-  const out: CellAnalysis = { defs: topLevelDefs(program), refs: collector.refs, imports };
+  const out: CellAnalysis = { defs: topLevelDefs(program), refs: collector.refs, imports, mayLoop: collector.mayLoop || imports.length > 0 };
   if (last?.type === 'ExpressionStatement' && !last.directive) out.lastExpression = { start: last.expression.start, end: last.expression.end };
   return out;
 }

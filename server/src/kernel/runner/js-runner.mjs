@@ -99,8 +99,10 @@ function cellError(e, filename, shifts) {
 }
 
 async function run(msg) {
-  const { runId, code, inputs, filename, shifts, timeoutMs } = msg;
-  current = { runId, cancelled: false };
+  const { runId, code, inputs, filename, shifts, timeoutMs, watchdog } = msg;
+  // `me`, not `current`: a cancelled run's continuation may resume after the next run started.
+  const me = { runId, cancelled: false, resolveCancel: null };
+  current = me;
   streamed = 0;
   const started = performance.now();
   try {
@@ -118,22 +120,25 @@ async function run(msg) {
     context.__plexusArgs = [helper, ...inputs.map((n) => values.get(n))];
     let promise;
     try {
-      promise = script.runInContext(context, { timeout: timeoutMs, breakOnSigint: true });
+      // The watchdog (a thread per call) costs ~0.5 ms: cells that neither loop nor call anything
+      // cannot run long and go without it (the supervisor's deadline still bounds them).
+      promise = watchdog === false ? script.runInContext(context) : script.runInContext(context, { timeout: timeoutMs, breakOnSigint: true });
     } finally {
       delete context.__plexusArgs;
     }
-    const res = await Promise.race([promise, new Promise((r) => (current.resolveCancel = r))]);
-    if (current.cancelled) return;
+    const res = await Promise.race([promise, new Promise((r) => (me.resolveCancel = r))]);
+    if (me.cancelled) return;
     let value = helper.last;
     if (value && typeof value.then === 'function') value = await value;
+    if (me.cancelled) return;
     for (const [k, v] of Object.entries(res.defs)) values.set(k, v);
     const shown = display(value);
     write({ type: 'done', runId, defines: Object.keys(res.defs), outputs: shown.outputs, full: shown.full, ms: performance.now() - started });
   } catch (e) {
-    if (current?.cancelled) return;
+    if (me.cancelled) return;
     write({ type: 'error', runId, error: cellError(e, filename, shifts), ms: performance.now() - started });
   } finally {
-    current = null;
+    if (current === me) current = null;
   }
 }
 

@@ -89,7 +89,10 @@ async function query(msg) {
     if (!statements.length) throw new Error('the cell has no SQL statement');
     const values = {};
     for (const [k, v] of Object.entries(params ?? {})) values[k] = bindValue(k, v);
+    // Statements without parameters skip the separate prepare step (one round trip less).
+    const direct = (text) => ({ run: () => conn.run(text), runAndReadAll: () => conn.runAndReadAll(text), runAndReadUntil: (n) => conn.runAndReadUntil(text, n) });
     const bindFor = async (text) => {
+      if (!text.includes('$')) return direct(text);
       const prepared = await conn.prepare(text);
       const wanted = {};
       for (let i = 1; i <= prepared.parameterCount; i++) {
@@ -102,21 +105,32 @@ async function query(msg) {
     };
     for (const s of statements.slice(0, -1)) await (await bindFor(s)).run();
     const last = statements[statements.length - 1];
-    let prepared = await bindFor(last);
     let reader;
     let total;
-    if (name && prepared.statementType === StatementType.SELECT) {
-      await (await bindFor(`CREATE OR REPLACE TEMP TABLE ${q(name)} AS ${last}`)).run();
-      reader = await conn.runAndReadUntil(`SELECT * FROM temp.${q(name)}`, maxRows);
-      total = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM temp.${q(name)}`)).getRowObjectsJS()[0].n);
-    } else {
-      reader = await prepared.runAndReadUntil(maxRows + 1);
+    let materialized = false;
+    if (name) {
+      // A named cell's result becomes a temporary table other SQL cells can read. Most cells are
+      // queries: try that first; a statement that is not one (SET, INSERT...) then runs as it is.
+      let created = null;
+      try {
+        created = await (await bindFor(`CREATE OR REPLACE TEMP TABLE ${q(name)} AS ${last}`)).runAndReadAll();
+      } catch (e) {
+        const prepared = await conn.prepare(last).catch(() => null);
+        if (!prepared || prepared.statementType === StatementType.SELECT) throw e;
+      }
+      if (created) {
+        materialized = true;
+        total = Number(created.getRowsJS()[0]?.[0] ?? 0);
+        reader = await conn.runAndReadUntil(`SELECT * FROM temp.${q(name)}`, maxRows);
+      }
+    }
+    if (!reader) {
+      reader = await (await bindFor(last)).runAndReadUntil(maxRows + 1);
       total = reader.currentRowCount;
     }
     const columns = reader.columnNames().map((n, i) => ({ name: n, type: reader.columnTypes()[i].toString() }));
     const rows = reader.getRowObjectsJS().slice(0, maxRows).map(jsValue);
-    write({ type: 'result', id, columns, rows, totalRows: Math.max(total, rows.length), materialized: !!name && prepared.statementType === StatementType.SELECT });
-    prepared = null;
+    write({ type: 'result', id, columns, rows, totalRows: Math.max(total, rows.length), materialized });
   } catch (e) {
     write({ type: 'error', id, error: { name: 'SQLError', message: String(e?.message ?? e) } });
   }

@@ -1,0 +1,188 @@
+/**
+ * Kernel benchmarks, against the server as shipped (server/src/main.ts in a child process, kernel
+ * on by default) with two stock Hocuspocus clients A and B:
+ *
+ *  1. Edit-to-visible latency of a 100-cell dependency chain of trivial cells: A edits the root and
+ *     requests a run; measured until B sees the last cell's new output. JavaScript and SQL chains.
+ *  2. Kernel overhead per trivial cell: the same chain time divided by 100 (each cell's own run time
+ *     is ~0.05 ms: the rest is scheduling, IPC with the sandboxed runner, document writes, relay).
+ *  3. Editing the root 10 times a second for 5 s while a chain of cells that each wait 5 ms runs:
+ *     B samples every 5 ms how many cells are `running` (must never exceed 1) and counts superseded
+ *     (cancelled) runs; the final outputs must match the last edit.
+ *  4. An SQL aggregation over a 1,000,000-row Parquet file uploaded through the API, run as a cell
+ *     (request → B sees the table) vs the same query in plain DuckDB from Node (in this process,
+ *     same DuckDB package), on the Parquet file and on the imported table file.
+ *
+ * Run: npx tsx bench/kernel.ts [--rounds=20]
+ * Prints figures; asserts nothing (it exits non-zero only if the final state is wrong).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import {
+  createCell, getCell, listCells, readCellRun, readKernelStatus, requestRun, setCellSource, userOrigin, type CellRunView,
+} from '@plexus/shared';
+import { connectClient, createWorkspace, fmt, machine, median, printTable, spawnServer, summarize, tmpDir, until, type BenchClient } from './lib.ts';
+
+const ROUNDS = Number(process.argv.find((a) => a.startsWith('--rounds='))?.split('=')[1] ?? 20);
+const N = 100;
+const who = { id: 'bench', name: 'Bench' };
+const origin = userOrigin('bench', 'Bench');
+const shown = (v: CellRunView | null) => (v?.outputs[0]?.type === 'text' ? v.outputs[0].text : v?.outputs[0]?.type === 'table' ? JSON.stringify(v.outputs[0].rows[0]) : '');
+
+async function chain(a: BenchClient, b: BenchClient, kind: 'code' | 'sql'): Promise<{ ids: string[] }> {
+  const ids: string[] = [];
+  for (let i = 0; i < N; i++) {
+    if (kind === 'code') ids.push(createCell(a.doc, { kind, author: 'bench', source: i === 0 ? 'const v0 = 0;' : `const v${i} = v${i - 1} + 1;${i === N - 1 ? `\nv${i}` : ''}` }, origin));
+    else ids.push(createCell(a.doc, { kind, author: 'bench', name: `t${i}`, source: i === 0 ? 'SELECT 0 AS v' : `SELECT v + 1 AS v FROM t${i - 1}` }, origin));
+  }
+  await until(() => listCells(b.doc).length >= N, 20_000, 5, 'cells on B');
+  return { ids };
+}
+
+async function measureChain(a: BenchClient, b: BenchClient, kind: 'code' | 'sql', ids: string[]): Promise<number[]> {
+  const out: number[] = [];
+  const last = ids[ids.length - 1]!;
+  for (let r = 0; r <= ROUNDS; r++) {
+    const k = 1000 + r;
+    const expected = kind === 'code' ? String(k + N - 1) : JSON.stringify({ v: k + N - 1 });
+    const t0 = performance.now();
+    setCellSource(a.doc, ids[0]!, kind === 'code' ? `const v0 = ${k};` : `SELECT ${k} AS v`, origin);
+    requestRun(a.doc, ids[0]!, who, origin);
+    await until(() => {
+      const v = readCellRun(b.doc, last);
+      return !!v && v.state === 'done' && shown(v) === expected;
+    }, 30_000, 1, `${kind} chain round ${r}`);
+    if (r > 0) out.push(performance.now() - t0); // round 0 warms up (and starts the SQL engine)
+    await until(() => readKernelStatus(b.doc).state === 'idle', 10_000, 2);
+  }
+  return out;
+}
+
+async function supersede(a: BenchClient, b: BenchClient): Promise<Record<string, number | string>> {
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++)
+    ids.push(createCell(a.doc, { kind: 'code', author: 'bench', source: i === 0 ? 'const w0 = 0;' : `await new Promise((r) => setTimeout(r, 5));\nconst w${i} = w${i - 1} + 1;\nw${i}` }, origin));
+  await until(() => listCells(b.doc).length >= ids.length + 2 * N, 20_000, 5, 'cells on B');
+  let maxRunning = 0;
+  let samples = 0;
+  const cancelled = new Set<string>();
+  const sampler = setInterval(() => {
+    let running = 0;
+    for (const id of ids) {
+      const v = readCellRun(b.doc, id);
+      if (v?.state === 'running') running++;
+      if (v?.exec?.state === 'cancelled') cancelled.add(v.exec.runId);
+    }
+    maxRunning = Math.max(maxRunning, running);
+    samples++;
+  }, 5);
+  const countBefore = readKernelStatus(b.doc).count;
+  let k = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < 5000) {
+    k++;
+    setCellSource(a.doc, ids[0]!, `const w0 = ${k * 100};`, origin);
+    requestRun(a.doc, ids[0]!, who, origin);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const last = ids[ids.length - 1]!;
+  const expected = String(k * 100 + ids.length - 1);
+  await until(() => shown(readCellRun(b.doc, last)) === expected && readKernelStatus(b.doc).state === 'idle', 30_000, 5, 'final state');
+  clearInterval(sampler);
+  const runs = readKernelStatus(b.doc).count - countBefore;
+  const consistent = ids.every((id, i) => i === 0 || shown(readCellRun(b.doc, id)) === String(k * 100 + i));
+  return { edits: k, 'cell runs started': runs, 'runs a full re-run per edit would start': k * ids.length, 'max running at once (B samples)': maxRunning, samples, 'superseded runs seen cancelled': cancelled.size, 'final outputs match last edit': consistent ? 'yes' : 'NO' };
+}
+
+async function parquetBench(a: BenchClient, b: BenchClient, serverUrl: string, token: string, ws: string, dataDir: string): Promise<void> {
+  const dir = tmpDir('plexus-bench-pq-');
+  const file = path.join(dir, 'big.parquet');
+  const setup = await DuckDBInstance.create(':memory:');
+  const sc = await setup.connect();
+  await sc.run(`COPY (SELECT range AS id, range % 100 AS grp, random() * 1000 AS val, 'name_' || (range % 977) AS label FROM range(1000000)) TO '${file}' (FORMAT parquet)`);
+  sc.closeSync();
+  setup.closeSync();
+  const bytes = fs.readFileSync(file);
+  const t0 = performance.now();
+  const res = await fetch(`${serverUrl}/api/workspaces/${ws}/uploads?name=big.parquet`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: new Uint8Array(bytes) });
+  const uploadMs = performance.now() - t0;
+  if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
+  await until(() => listCells(b.doc).length > 0 && !!(b.doc.getMap('data').get('big')), 20_000, 5, 'registry');
+  const query = 'SELECT grp, count(*) AS n, avg(val) AS mean, max(label) AS top FROM big GROUP BY grp ORDER BY grp';
+  const cell = createCell(a.doc, { kind: 'sql', author: 'bench', name: 'agg', source: query }, origin);
+  await until(() => !!getCell(b.doc, cell), 10_000, 2, 'agg cell');
+  const cellMs: number[] = [];
+  const execMs: number[] = [];
+  for (let r = 0; r <= 10; r++) {
+    const before = readCellRun(b.doc, cell)?.exec?.runId;
+    const t = performance.now();
+    requestRun(a.doc, cell, who, origin);
+    await until(() => {
+      const v = readCellRun(b.doc, cell);
+      return !!v && v.state === 'done' && v.exec!.runId !== before;
+    }, 60_000, 1, 'agg');
+    if (r > 0) {
+      cellMs.push(performance.now() - t);
+      execMs.push(readCellRun(b.doc, cell)!.exec!.durationMs!);
+    }
+    await until(() => readKernelStatus(b.doc).state === 'idle', 10_000, 2);
+  }
+  const plain = async (from: string, attach?: string) => {
+    const inst = await DuckDBInstance.create(':memory:', { threads: '2' });
+    const c = await inst.connect();
+    if (attach) await c.run(`ATTACH '${attach}' AS up (READ_ONLY)`);
+    const times: number[] = [];
+    for (let r = 0; r <= 10; r++) {
+      const t = performance.now();
+      const reader = await c.runAndReadAll(query.replace('FROM big', `FROM ${from}`));
+      reader.getRowObjectsJS();
+      if (r > 0) times.push(performance.now() - t);
+    }
+    c.closeSync();
+    inst.closeSync();
+    return median(times);
+  };
+  const tableFile = path.join(dataDir, 'kernel', ws, 'tables', 'big.duckdb');
+  const plainParquet = await plain(`read_parquet('${file}')`);
+  const plainTable = await plain('up.main.data', tableFile);
+  console.log(`\n4. SQL aggregation over a 1,000,000-row Parquet file (${(bytes.length / 1024 / 1024).toFixed(1)} MiB; upload + import ${fmt(uploadMs, 0)} ms)`);
+  printTable(['', 'median ms', 'ratio to plain DuckDB on Parquet'], [
+    ['cell: request in A → table visible in B', fmt(median(cellMs), 1), fmt(median(cellMs) / plainParquet, 2)],
+    ['cell: query time in the kernel (exec.durationMs)', fmt(median(execMs), 1), fmt(median(execMs) / plainParquet, 2)],
+    ['plain DuckDB from Node, read_parquet(file)', fmt(plainParquet, 1), '1.00'],
+    ['plain DuckDB from Node, the imported table file', fmt(plainTable, 1), fmt(plainTable / plainParquet, 2)],
+  ]);
+  console.log(`  ratio cell (end to end) / plain DuckDB on the same imported table: ${fmt(median(cellMs) / plainTable, 2)}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+const dataDir = tmpDir('plexus-bench-kernel-');
+const server = await spawnServer('plexus', { dataDir, env: { PLEXUS_LOG_LEVEL: 'warn' } });
+try {
+  console.log(`Kernel benchmarks — ${machine()}; ${ROUNDS} rounds per chain`);
+  const ws = await createWorkspace(server, 'kernel bench');
+  const a = connectClient(server.url, ws, server.token);
+  const b = connectClient(server.url, ws, server.token);
+  await Promise.all([a.synced, b.synced]);
+  await until(() => readKernelStatus(b.doc).state !== 'offline', 20_000, 5, 'kernel');
+  const js = await chain(a, b, 'code');
+  const jsTimes = await measureChain(a, b, 'code', js.ids);
+  const sql = await chain(a, b, 'sql');
+  const sqlTimes = await measureChain(a, b, 'sql', sql.ids);
+  console.log(`\n1. Edit-to-visible latency, ${N}-cell chain (edit + Run in A → last output in B), ms`);
+  const row = (name: string, xs: number[]) => {
+    const s = summarize(xs);
+    return [name, fmt(s.p50, 1), fmt(s.p95, 1), fmt(s.max, 1), fmt(s.p50 / N, 2)];
+  };
+  printTable(['chain', 'p50', 'p95', 'max', '2. per cell (p50 / 100)'], [row('JavaScript', jsTimes), row('SQL', sqlTimes)]);
+  console.log('\n3. Root edited 10×/s for 5 s while a 30-cell chain (5 ms per cell) runs');
+  const s = await supersede(a, b);
+  printTable(['figure', 'value'], Object.entries(s).map(([k, v]) => [k, String(v)]));
+  await parquetBench(a, b, server.url, server.token, ws, dataDir);
+  a.provider.destroy();
+  b.provider.destroy();
+  if (s['final outputs match last edit'] !== 'yes' || Number(s['max running at once (B samples)']) > 1) process.exitCode = 1;
+} finally {
+  await server.stop();
+}
