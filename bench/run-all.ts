@@ -15,6 +15,7 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'cold-load', args: ['bench/cold-load.ts'], what: 'cold load of a 1,000-cell workspace, with 1k/10k/100k log entries' },
   { name: 'memory', args: ['bench/memory.ts'], what: 'server memory per open idle 1,000-cell workspace' },
   { name: 'viewer-latency', args: ['bench/viewer-latency.ts'], what: 'viewer change (LUT, camera, follow) from one browser to another' },
+  { name: 'notebook', args: ['bench/notebook-edit-to-visible.ts'], what: 'notebook: edit a 100-cell JS / SQL chain root in a Node client → last output visible in a browser; 10 edits/s storm' },
   { name: 'server-costs', args: ['bench/server-costs.ts'], what: 'micro-costs of the Plexus hot paths' },
   { name: 'volumes', args: ['bench/volume-serving.ts'], what: 'volume chunk serving, Plexus /volumes vs a plain Node static file server; demo dataset generation time' },
   { name: 'kernel', args: ['bench/kernel.ts'], what: 'kernel: 100-cell chain edit-to-visible (JS, SQL), per-cell overhead, superseding, SQL over 1M-row Parquet vs plain DuckDB' },

@@ -16,6 +16,9 @@ export default async function globalSetup(): Promise<void> {
     throw new Error('client/dist is missing: build the client first (`npm run build -w client`; `npm run test:e2e` does it for you)');
   }
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-e2e-'));
+  // Kernel children run as other uids (when the server runs as root) and must traverse every
+  // parent of the data dir to read uploaded tables; mkdtemp makes `root` 0700.
+  fs.chmodSync(root, 0o711);
   const dataDir = path.join(root, 'data');
   // The viewer tests look at the demo recording: a short one (same field of view) is enough.
   await writeDemoDatasetAtomically(demoDatasetDir(dataDir), { params: { frames: E2E_DEMO_FRAMES } });

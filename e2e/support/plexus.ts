@@ -43,6 +43,8 @@ export interface Workspace {
 export interface CellSeed {
   kind: CellKind;
   source?: string;
+  /** SQL cells: the name their result is bound to. */
+  name?: string;
 }
 
 /** A cell as the server holds it: code/SQL text, or a markdown cell's paragraph texts. */
@@ -96,7 +98,7 @@ export class Plexus {
     const cellIds = cells.length
       ? await this.withDoc(workspace.id, (doc) => {
           const origin = userOrigin('e2e-seed', 'Seed');
-          return cells.map((c) => createCell(doc, { kind: c.kind, source: c.source, author: 'e2e-seed' }, origin));
+          return cells.map((c) => createCell(doc, { kind: c.kind, source: c.source, author: 'e2e-seed', ...(c.name ? { name: c.name } : {}) }, origin));
         })
       : [];
     return { workspace, cellIds };

@@ -14,6 +14,10 @@ import { InsertBar } from './InsertBar.tsx';
 import { CellToolbar, KIND_LABEL } from './CellToolbar.tsx';
 import { useNotebook } from './controller.ts';
 import type { CellItem } from './useCellList.ts';
+import { useCellRun } from './run/useCellRun.ts';
+import { CellRunBar } from './run/CellRunBar.tsx';
+import { SqlNameInput } from './run/SqlNameInput.tsx';
+import { CellOutputs } from './outputs/CellOutputs.tsx';
 
 const KIND_SHORT: Record<CellKind, string> = { markdown: 'md', code: 'js', sql: 'sql' };
 
@@ -31,6 +35,10 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
   const bodyRef = useRef<HTMLDivElement>(null);
   const [mounted, setMounted] = useState(() => notebook.scheduler.startsMounted(item.id));
   const peers = usePeersOnCell(session.awareness, item.id);
+  const runnable = item.kind !== 'markdown';
+  const run = useCellRun(session.doc, item.id, item.map, runnable);
+  const error = run.stale ? undefined : run.outputs.find((o) => o.type === 'error');
+  const errorLine = error?.type === 'error' ? (error.line ?? null) : null;
 
   useLayoutEffect(() => {
     const el = rootRef.current!;
@@ -79,7 +87,7 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
   else if (item.kind === 'markdown' && source instanceof Y.XmlFragment)
     body = <MarkdownEditor cellId={item.id} fragment={source} readOnly={!canEdit} />;
   else if (item.kind !== 'markdown' && source instanceof Y.Text)
-    body = <CodeEditor cellId={item.id} ytext={source} kind={item.kind} readOnly={!canEdit} />;
+    body = <CodeEditor cellId={item.id} ytext={source} kind={item.kind} readOnly={!canEdit} errorLine={errorLine} />;
   else body = <div className="cell-broken">This cell’s content could not be read.</div>;
 
   return (
@@ -112,9 +120,16 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
           isFirst={index === 0}
           isLast={index === count - 1}
         />
+        {runnable && (
+          <div className="cell-head">
+            <CellRunBar cellId={item.id} run={run} canEdit={canEdit} />
+            {item.kind === 'sql' && <SqlNameInput cellId={item.id} name={item.name} canEdit={canEdit} />}
+          </div>
+        )}
         <div className="cell-body" ref={bodyRef}>
           {body}
         </div>
+        {runnable && <CellOutputs outputs={run.outputs} stale={run.stale} />}
       </div>
       {canEdit && mounted && <InsertBar after={item.id} />}
     </section>

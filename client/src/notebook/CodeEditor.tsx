@@ -1,11 +1,12 @@
 /**
  * CodeMirror 6 editor for code and SQL cells, bound to the cell's Y.Text with y-codemirror.next.
  * Each editor has its own Y.UndoManager scoped to its Y.Text and tracking only this binding's
- * origin, so Ctrl+Z undoes this browser's typing in this cell and nothing else.
+ * origin, so Ctrl+Z undoes this browser's typing in this cell and nothing else. Ctrl+Enter runs
+ * the cell, Shift+Enter runs it and moves on (editors only); the line of an error output is marked.
  */
 import { useEffect, useLayoutEffect, useRef } from 'react';
 import * as Y from 'yjs';
-import { Compartment, EditorState } from '@codemirror/state';
+import { Compartment, EditorState, Prec } from '@codemirror/state';
 import { drawSelection, dropCursor, EditorView, highlightActiveLine, keymap, lineNumbers } from '@codemirror/view';
 import { defaultKeymap, indentWithTab } from '@codemirror/commands';
 import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
@@ -16,6 +17,7 @@ import { useSession } from '../collab/context.tsx';
 import { clearCodeCaret } from '../collab/caretAwareness.ts';
 import { setFocus } from '../collab/presenceIndex.ts';
 import { useNotebook } from './controller.ts';
+import { errorLineExtension, setErrorLine } from './run/errorLine.ts';
 
 const language = (kind: 'code' | 'sql') => (kind === 'sql' ? sql() : javascript());
 
@@ -35,9 +37,11 @@ interface Props {
   ytext: Y.Text;
   kind: 'code' | 'sql';
   readOnly: boolean;
+  /** Line (1-based) the cell's current error points at, if any. */
+  errorLine?: number | null;
 }
 
-export function CodeEditor({ cellId, ytext, kind, readOnly }: Props) {
+export function CodeEditor({ cellId, ytext, kind, readOnly, errorLine = null }: Props) {
   const session = useSession();
   const notebook = useNotebook();
   const host = useRef<HTMLDivElement>(null);
@@ -65,7 +69,19 @@ export function CodeEditor({ cellId, ytext, kind, readOnly }: Props) {
           bracketMatching(),
           syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
           lang.current.of(language(kindRef.current)),
+          // Above the default keymap (Enter would insert a newline first).
+          Prec.highest(
+            keymap.of(
+              readOnly
+                ? []
+                : [
+                    { key: 'Mod-Enter', run: () => (notebook.run(cellId), true) },
+                    { key: 'Shift-Enter', run: () => (notebook.runAndAdvance(cellId), true) },
+                  ],
+            ),
+          ),
           keymap.of([...yUndoManagerKeymap, ...defaultKeymap, indentWithTab]),
+          errorLineExtension,
           EditorState.readOnly.of(readOnly),
           EditorView.editable.of(!readOnly),
           EditorView.contentAttributes.of({ 'aria-label': kind === 'sql' ? 'SQL cell' : 'Code cell' }),
@@ -98,6 +114,10 @@ export function CodeEditor({ cellId, ytext, kind, readOnly }: Props) {
   useEffect(() => {
     viewRef.current?.dispatch({ effects: lang.current.reconfigure(language(kind)) });
   }, [kind]);
+
+  useEffect(() => {
+    if (viewRef.current) setErrorLine(viewRef.current, errorLine);
+  }, [errorLine, ytext, readOnly]);
 
   return <div className="code-editor" ref={host} />;
 }

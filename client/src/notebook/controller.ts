@@ -10,13 +10,16 @@ import {
   moveCellBy,
   neighbourCell,
   newCellId,
+  requestRun,
   setCellKind,
+  setCellName,
   type CellId,
   type CellKind,
   type CellPosition,
 } from '@plexus/shared';
 import type { WorkspaceSession } from '../collab/session.ts';
 import type { MountScheduler } from './mountScheduler.ts';
+import { requesterOf } from './run/requester.ts';
 
 export interface EditorHandle {
   focus(): void;
@@ -100,6 +103,24 @@ export class NotebookController {
       else if (!inEditor) now.focus({ preventScroll: true });
       now.scrollIntoView({ block: 'nearest' });
     });
+  }
+
+  /** Asks the kernel to run a cell (and its dependents). */
+  run(cellId: string): void {
+    requestRun(this.doc, cellId, requesterOf(this.session), this.origin);
+  }
+
+  /** Runs a cell and moves to the next one, adding a code cell when it was the last (Shift+Enter). */
+  runAndAdvance(cellId: string): void {
+    this.run(cellId);
+    const next = neighbourCell(this.doc, cellId, 1);
+    if (next) this.focusCell(next);
+    else this.addCell('code', { after: cellId as CellId });
+  }
+
+  /** Renames an SQL cell (the variable other cells read its result by). */
+  setName(cellId: string, name: string): void {
+    setCellName(this.doc, cellId, name.trim() || null, this.origin);
   }
 
   setKind(cellId: string, kind: CellKind): void {

@@ -18,6 +18,9 @@ interface UiState {
   viewerCollapsed: boolean;
   helpOpen: boolean;
   shareOpen: boolean;
+  /** The data panel above the notebook is open. */
+  dataOpen: boolean;
+  setDataOpen(open: boolean): void;
   setChatWidth(w: number): void;
   setViewerWidth(w: number): void;
   toggleViewer(): void;
@@ -33,6 +36,8 @@ export const useUi = create<UiState>()(
       viewerCollapsed: false,
       helpOpen: false,
       shareOpen: false,
+      dataOpen: false,
+      setDataOpen: (dataOpen) => set({ dataOpen }),
       setChatWidth: (w) => set({ chatWidth: clamp(Math.round(w), PANEL_LIMITS.chat.min, PANEL_LIMITS.chat.max) }),
       setViewerWidth: (w) => set({ viewerWidth: clamp(Math.round(w), PANEL_LIMITS.viewer.min, PANEL_LIMITS.viewer.max) }),
       toggleViewer: () => set((s) => ({ viewerCollapsed: !s.viewerCollapsed })),
@@ -42,7 +47,7 @@ export const useUi = create<UiState>()(
     {
       name: 'plexus.ui',
       // Popovers start closed on every load; only the layout persists.
-      partialize: (s) => ({ chatWidth: s.chatWidth, viewerWidth: s.viewerWidth, viewerCollapsed: s.viewerCollapsed }),
+      partialize: (s) => ({ chatWidth: s.chatWidth, viewerWidth: s.viewerWidth, viewerCollapsed: s.viewerCollapsed, dataOpen: s.dataOpen }),
     },
   ),
 );

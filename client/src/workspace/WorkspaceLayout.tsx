@@ -12,6 +12,10 @@ import { Notice } from '../ui/Notice.tsx';
 import { Splitter } from '../ui/Splitter.tsx';
 import { Header } from './Header.tsx';
 import { ViewerPanel } from '../viewer/ViewerPanel.tsx';
+import { ApiTokenContext } from '../api/tokenContext.ts';
+import { DataPanel } from '../data/DataPanel.tsx';
+import { DropZone } from '../data/DropZone.tsx';
+import { NotebookToolbar } from '../notebook/NotebookToolbar.tsx';
 
 /** True when a key event belongs to a text field or editor (its own undo, its own `?`). */
 const inEditable = (t: EventTarget | null) =>
@@ -45,6 +49,7 @@ export function WorkspaceLayout({ token }: { token: string }) {
 
   const problem = snap.problem;
   return (
+    <ApiTokenContext.Provider value={token}>
     <div className="workspace-page">
       <Header token={token} />
       {session.role === 'viewer' && (
@@ -63,7 +68,15 @@ export function WorkspaceLayout({ token }: { token: string }) {
       )}
       <div className="workspace-body" data-testid={snap.ready ? 'doc-ready' : 'doc-loading'} data-doc-ready={snap.ready ? 'true' : 'false'}>
         <main className="panel notebook-panel" aria-label="Notebook">
-          {snap.ready ? <Notebook /> : <div className="loading">Loading workspace…</div>}
+          {snap.ready ? (
+            <DropZone>
+              <NotebookToolbar />
+              {ui.dataOpen && <DataPanel />}
+              <Notebook />
+            </DropZone>
+          ) : (
+            <div className="loading">Loading workspace…</div>
+          )}
         </main>
         {!ui.viewerCollapsed && (
           <>
@@ -79,5 +92,6 @@ export function WorkspaceLayout({ token }: { token: string }) {
         </aside>
       </div>
     </div>
+    </ApiTokenContext.Provider>
   );
 }

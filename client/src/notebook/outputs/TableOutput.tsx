@@ -1,0 +1,103 @@
+/**
+ * A table output: the preview rows the document holds, and further pages fetched by result id
+ * over the HTTP API ("rows x–y of N"). Also renders uploaded-table previews (`DataTableView`).
+ * Effects: network (pages past the preview).
+ */
+import { useEffect, useState } from 'react';
+import type { CellOutput, Json, TableColumn } from '@plexus/shared';
+import { fetchResultRows, type RowsPage } from '../../api/notebook.ts';
+import { useApiToken } from '../../api/tokenContext.ts';
+import { useSession } from '../../collab/context.tsx';
+
+type TableOut = Extract<CellOutput, { type: 'table' }>;
+
+export const PAGE_ROWS = 50;
+
+const cellText = (v: Json | undefined): string => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+/** A plain table with its column types in the header. */
+export function RowsTable({ columns, rows }: { columns: TableColumn[]; rows: Array<Record<string, Json>> }) {
+  return (
+    <div className="table-scroll">
+      <table className="out-table-grid">
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c.name} title={c.type}>
+                {c.name} <span className="col-type">{c.type}</span>
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r, i) => (
+            <tr key={i}>
+              {columns.map((c) => (
+                <td key={c.name}>{cellText(r[c.name])}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+interface PagerProps {
+  offset: number;
+  shown: number;
+  total: number;
+  canPage: boolean;
+  loading: boolean;
+  onOffset(o: number): void;
+}
+
+/** "rows x–y of N" with previous / next. */
+export function Pager({ offset, shown, total, canPage, loading, onOffset }: PagerProps) {
+  return (
+    <div className="table-pager">
+      <span data-testid="table-range">
+        {total === 0 ? 'no rows' : `rows ${(offset + 1).toLocaleString()}–${(offset + shown).toLocaleString()} of ${total.toLocaleString()}`}
+      </span>
+      {canPage && (
+        <>
+          <button className="btn btn-small" data-testid="table-prev" disabled={loading || offset === 0} onClick={() => onOffset(Math.max(0, offset - PAGE_ROWS))}>
+            ‹ Prev
+          </button>
+          <button className="btn btn-small" data-testid="table-next" disabled={loading || offset + shown >= total} onClick={() => onOffset(offset + PAGE_ROWS)}>
+            Next ›
+          </button>
+        </>
+      )}
+      {loading && <span className="muted">loading…</span>}
+    </div>
+  );
+}
+
+export function TableOutput({ out }: { out: TableOut }) {
+  const token = useApiToken();
+  const session = useSession();
+  const [offset, setOffset] = useState(0);
+  const [page, setPage] = useState<RowsPage | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const canPage = !!out.ref && out.totalRows > out.rows.length;
+  useEffect(() => {
+    setOffset(0);
+    setPage(null);
+  }, [out.ref]);
+  useEffect(() => {
+    if (offset === 0 || !out.ref) return;
+    const ctl = new AbortController();
+    setError(null);
+    fetchResultRows(token, session.workspace.id, out.ref, offset, PAGE_ROWS, ctl.signal).then(setPage, (e: Error) => e.name !== 'AbortError' && setError(e.message));
+    return () => ctl.abort();
+  }, [offset, out.ref, token, session]);
+  const current = offset === 0 ? { rows: out.rows.slice(0, PAGE_ROWS), columns: out.columns } : page && page.offset === offset ? page : null;
+  return (
+    <div className="out-table" data-testid="output-table">
+      <Pager offset={offset} shown={current?.rows.length ?? 0} total={out.totalRows} canPage={canPage} loading={!current && !error} onOffset={setOffset} />
+      {error && <div className="out-error">{error}</div>}
+      {current && <RowsTable columns={current.columns} rows={current.rows} />}
+    </div>
+  );
+}
