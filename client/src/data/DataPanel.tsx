@@ -1,0 +1,125 @@
+/**
+ * The data panel (a collapsible section above the notebook): every uploaded table for everyone
+ * (name, columns and types, rows, size, uploader) with a paged preview; for editors a file
+ * picker, the uploads in progress (progress bar, cancel, the server's error) and delete.
+ * Effects: network (previews, uploads, delete).
+ */
+import { useEffect, useState } from 'react';
+import type { DataTable } from '@plexus/shared';
+import { fetchPreview, deleteTable, type RowsPage } from '../api/notebook.ts';
+import { useApiToken } from '../api/tokenContext.ts';
+import { useCanEdit, useSession } from '../collab/context.tsx';
+import { Pager, PAGE_ROWS, RowsTable } from '../notebook/outputs/TableOutput.tsx';
+import { UPLOAD_ACCEPT, useUploads } from './uploads.ts';
+import { useTables } from './useTables.ts';
+import { UploadList } from './UploadList.tsx';
+
+/** "1.2 MB". Pure. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function Preview({ table }: { table: DataTable }) {
+  const token = useApiToken();
+  const session = useSession();
+  const [offset, setOffset] = useState(0);
+  const [page, setPage] = useState<RowsPage | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    const ctl = new AbortController();
+    setError(null);
+    fetchPreview(token, session.workspace.id, table.name, offset, PAGE_ROWS, ctl.signal).then(setPage, (e: Error) => e.name !== 'AbortError' && setError(e.message));
+    return () => ctl.abort();
+  }, [token, session, table.name, table.created, offset]);
+  const current = page && page.offset === offset ? page : null;
+  return (
+    <div className="data-preview" data-testid="data-preview">
+      <Pager offset={offset} shown={current?.rows.length ?? 0} total={current?.totalRows ?? table.rows} canPage loading={!current && !error} onOffset={setOffset} />
+      {error && <div className="out-error">{error}</div>}
+      {current && <RowsTable columns={current.columns} rows={current.rows} />}
+    </div>
+  );
+}
+
+function TableRow({ table, canEdit }: { table: DataTable; canEdit: boolean }) {
+  const token = useApiToken();
+  const session = useSession();
+  const [open, setOpen] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const remove = () => {
+    if (!window.confirm(`Delete the table "${table.name}" for everyone?`)) return;
+    deleteTable(token, session.workspace.id, table.name).catch((e: Error) => setError(e.message));
+  };
+  return (
+    <li className="data-table" data-testid="data-table" data-name={table.name}>
+      <div className="data-table-head">
+        <button className="link-btn data-name" data-testid="data-table-open" aria-expanded={open} onClick={() => setOpen(!open)}>
+          {open ? '▾' : '▸'} {table.name}
+        </button>
+        <span className="muted" data-testid="data-table-rows">
+          {table.rows.toLocaleString()} rows · {formatBytes(table.bytes)} · {table.format} · by {table.uploadedBy.name ?? table.uploadedBy.id}
+        </span>
+        {canEdit && (
+          <button className="icon-btn danger" data-testid="data-delete" title={`Delete ${table.name}`} aria-label={`Delete ${table.name}`} onClick={remove}>
+            ✕
+          </button>
+        )}
+      </div>
+      <div className="data-columns" data-testid="data-columns">
+        {table.columns.map((c) => (
+          <span key={c.name} className="data-column">
+            {c.name} <span className="col-type">{c.type}</span>
+          </span>
+        ))}
+      </div>
+      {error && <div className="out-error">{error}</div>}
+      {open && <Preview table={table} />}
+    </li>
+  );
+}
+
+export function DataPanel() {
+  const session = useSession();
+  const token = useApiToken();
+  const canEdit = useCanEdit();
+  const tables = useTables(session.doc);
+  const start = useUploads((s) => s.start);
+  return (
+    <section className="data-panel" data-testid="data-panel" aria-label="Data">
+      <div className="data-panel-head">
+        <strong>Data</strong>
+        <span className="muted">Tables SQL cells can query by name{canEdit ? '. Drop CSV, TSV, Parquet or JSON files anywhere on the notebook.' : '.'}</span>
+        {canEdit && (
+          <label className="btn btn-small">
+            Upload…
+            <input
+              type="file"
+              hidden
+              multiple
+              accept={UPLOAD_ACCEPT}
+              data-testid="data-file-input"
+              onChange={(e) => {
+                for (const f of e.target.files ?? []) start(token, session.workspace.id, f);
+                e.target.value = '';
+              }}
+            />
+          </label>
+        )}
+      </div>
+      <UploadList />
+      {tables.length === 0 ? (
+        <div className="muted" data-testid="data-empty">
+          No tables yet.
+        </div>
+      ) : (
+        <ul className="data-tables">
+          {tables.map((t) => (
+            <TableRow key={t.name} table={t} canEdit={canEdit} />
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
