@@ -92,7 +92,7 @@ async function supersede(a: BenchClient, b: BenchClient): Promise<Record<string,
   clearInterval(sampler);
   const runs = readKernelStatus(b.doc).count - countBefore;
   const consistent = ids.every((id, i) => i === 0 || shown(readCellRun(b.doc, id)) === String(k * 100 + i));
-  return { edits: k, 'cell runs started': runs, 'runs a full re-run per edit would start': k * ids.length, 'max running at once (B samples)': maxRunning, samples, 'superseded runs seen cancelled': cancelled.size, 'final outputs match last edit': consistent ? 'yes' : 'NO' };
+  return { edits: k, 'cell runs started': runs, 'runs a full re-run per edit would start': k * ids.length, 'max running at once (B samples)': maxRunning, samples, 'superseded runs visible to B (cancelled after showing running)': cancelled.size, 'final outputs match last edit': consistent ? 'yes' : 'NO' };
 }
 
 async function parquetBench(a: BenchClient, b: BenchClient, serverUrl: string, token: string, ws: string, dataDir: string): Promise<void> {

@@ -116,6 +116,21 @@ describe('kernel peer', () => {
     expect(readCellRun(a.doc, up)!.exec!.trigger).toBe('inputs');
   });
 
+  it('an SQL result kept only as a value becomes a table when an SQL cell starts reading it', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const q = addCell(a.doc, 'sql', 'SELECT 20 AS n', 'q');
+    const js = addCell(a.doc, 'code', 'q[0].n + 1');
+    requestRun(a.doc, q, alice, aliceOrigin);
+    await waitRun(a.doc, js, (r) => r.state === 'done' && shown(r) === '21');
+    const count = readCellRun(a.doc, q)!.exec!.count;
+    const reader = addCell(a.doc, 'sql', 'SELECT n * 2 AS m FROM q', 'r');
+    requestRun(a.doc, reader, alice, aliceOrigin);
+    const v = await waitRun(a.doc, reader, (r) => r.state === 'done' || r.state === 'error');
+    expect(v.outputs[0]).toMatchObject({ type: 'table', rows: [{ m: 40 }] });
+    expect(readCellRun(a.doc, q)!.exec!.count).toBeGreaterThan(count); // re-run to materialise it
+  });
+
   it('run all, run stale, interrupt and restart', async () => {
     const ws = await newWorkspace(ctx.server);
     const a = await client(ctx.server, ws, ctx.clients);
