@@ -51,6 +51,8 @@ export interface RunOutcome {
   /** The runtime died during the run (values lost): why. */
   fatal?: string;
   cancelled?: boolean;
+  /** SQL cells: the result is also a temporary table. */
+  table?: boolean;
 }
 
 const require = createRequire(import.meta.url);

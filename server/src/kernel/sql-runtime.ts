@@ -78,7 +78,7 @@ export class SqlRuntime {
   }
 
   /** Runs an SQL cell. Never rejects. */
-  async query(input: { sql: string; params: Record<string, unknown>; name?: string; maxRows: number }): Promise<SqlOutcome> {
+  async query(input: { sql: string; params: Record<string, unknown>; name?: string; maxRows: number; materialize?: boolean }): Promise<SqlOutcome> {
     try {
       await this.start();
       if (this.death) throw new Error(this.death);

@@ -61,6 +61,8 @@ interface Live {
   defs: string[];
   runId: string;
   kind: 'code' | 'sql';
+  /** SQL cells: whether its result is also a temporary table (only when an SQL cell reads it). */
+  table?: boolean;
 }
 
 interface Running {
@@ -443,7 +445,11 @@ export class WorkspaceKernel {
     const want = new Set([...roots, ...descendants(g, roots)]);
     const inputs = new Set<string>();
     for (const a of ancestors(g, want)) {
-      if (want.has(a) || this.live.has(a) || g.errors.has(a)) continue;
+      if (want.has(a) || g.errors.has(a)) continue;
+      const live = this.live.get(a);
+      // An SQL result kept only as a value must become a table when an SQL cell now reads it.
+      const needsTable = live?.kind === 'sql' && !live.table && [...g.downstream.get(a)!].some((d) => want.has(d) && getCell(this.doc, d)?.kind === 'sql');
+      if (live && !needsTable) continue;
       if (this.running?.item.cellId === a && !this.running.cancelled) continue;
       inputs.add(a);
     }
@@ -642,7 +648,7 @@ export class WorkspaceKernel {
         if (prev) this.live.delete(cell.id);
         return 'ok';
       }
-      this.live.set(cell.id, { defs: outcome.defines, runId: item.runId, kind });
+      this.live.set(cell.id, { defs: outcome.defines, runId: item.runId, kind, table: outcome.table });
       const dropped = (prev?.defs ?? []).filter((d) => !outcome.defines.includes(d));
       if (dropped.length) {
         this.forget({ defs: dropped, runId: prev!.runId, kind: prev!.kind });
@@ -670,7 +676,10 @@ export class WorkspaceKernel {
       if (got.missing.length) return { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'ReferenceError', message: `${got.missing.map((m) => `$${m}`).join(', ')} ${got.missing.length > 1 ? 'are' : 'is'} not defined` } };
       Object.assign(params, got.values);
     }
-    const res = await this.sql.query({ sql: cellSource(cell), params, name, maxRows: this.opts.limits.sqlRowsToJs });
+    // Materialise the result as a table only if an SQL cell reads it (CREATE TABLE AS costs a copy).
+    const g = this.graph();
+    const materialize = !!name && [...g.downstream.get(cell.id)!].some((d) => getCell(this.doc, d)?.kind === 'sql');
+    const res = await this.sql.query({ sql: cellSource(cell), params, name, maxRows: this.opts.limits.sqlRowsToJs, materialize });
     if (!res.ok) {
       if (res.fatal) this.replaceSqlRuntime();
       return { ok: false, defines: [], outputs: [], error: { type: 'error', name: res.error.name, message: res.error.message } };
@@ -679,7 +688,7 @@ export class WorkspaceKernel {
     const table: CellOutput = { type: 'table', columns: res.columns, rows: rows.slice(0, TABLE_PREVIEW_ROWS).map(jsonRow), totalRows: res.totalRows };
     const full = rows.length > TABLE_PREVIEW_ROWS ? { columns: res.columns, rows: rows.map(jsonRow), totalRows: res.totalRows } : undefined;
     if (name) this.js.set(name, rows);
-    return { ok: true, defines: name ? [name] : [], outputs: [table], full };
+    return { ok: true, defines: name ? [name] : [], outputs: [table], full, table: res.materialized };
   }
 
   /** Starts a fresh SQL runtime (new upload, or the old one died): SQL values are lost. */

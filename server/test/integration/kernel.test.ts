@@ -10,7 +10,7 @@ import {
   deleteCell, getCell, readCellRun, readKernelStatus, requestInterrupt, requestRestart, requestRun, requestRunAll, requestRunStale,
   setCellSource, moveCell, listCells,
 } from '@plexus/shared';
-import { api, waitFor } from '../helpers.ts';
+import { api, storedDoc, waitFor } from '../helpers.ts';
 import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, kernelSuite, shown, startKernelServer, waitRun } from '../kernel-helpers.ts';
 
 const ctx = kernelSuite();
@@ -116,6 +116,21 @@ describe('kernel peer', () => {
     expect(readCellRun(a.doc, up)!.exec!.trigger).toBe('inputs');
   });
 
+  it('an SQL result kept only as a value becomes a table when an SQL cell starts reading it', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const q = addCell(a.doc, 'sql', 'SELECT 20 AS n', 'q');
+    const js = addCell(a.doc, 'code', 'q[0].n + 1');
+    requestRun(a.doc, q, alice, aliceOrigin);
+    await waitRun(a.doc, js, (r) => r.state === 'done' && shown(r) === '21');
+    const count = readCellRun(a.doc, q)!.exec!.count;
+    const reader = addCell(a.doc, 'sql', 'SELECT n * 2 AS m FROM q', 'r');
+    requestRun(a.doc, reader, alice, aliceOrigin);
+    const v = await waitRun(a.doc, reader, (r) => r.state === 'done' || r.state === 'error');
+    expect(v.outputs[0]).toMatchObject({ type: 'table', rows: [{ m: 40 }] });
+    expect(readCellRun(a.doc, q)!.exec!.count).toBeGreaterThan(count); // re-run to materialise it
+  });
+
   it('run all, run stale, interrupt and restart', async () => {
     const ws = await newWorkspace(ctx.server);
     const a = await client(ctx.server, ws, ctx.clients);
@@ -214,6 +229,31 @@ describe('demo workspace', () => {
       const v = await waitRun(c.doc, sql!.id, (r) => r.state === 'done' || r.state === 'error');
       expect(v.outputs[0]).toMatchObject({ type: 'table', rows: [{ answer: 42, unit: 'neurons' }] });
       expect(readCellRun(c.doc, js!.id)!.exec!.defines).toEqual(['frameRate', 'frames', 'durationSeconds']);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('kernel lifecycle', () => {
+  it('starts with the first client, stops when only the kernel is left and idle, comes back with the next client', async () => {
+    const server = await startKernelServer({ kernelIdleMs: 300 });
+    try {
+      const ws = await newWorkspace(server);
+      const c = await client(server, ws, ctx.clients);
+      expect(server.kernels!.get(ws)).toBeDefined();
+      const id = addCell(c.doc, 'code', 'const kept = 1;\nkept');
+      requestRun(c.doc, id, alice, aliceOrigin);
+      await waitRun(c.doc, id, (r) => r.state === 'done');
+      c.destroy();
+      await waitFor(() => server.kernels!.get(ws) === undefined, { message: 'kernel stopped', timeout: 10_000 });
+      await waitFor(() => server.hocuspocus.documents.get(ws) === undefined, { message: 'document unloaded', timeout: 10_000 });
+      expect(readKernelStatus(storedDoc(server, ws)).state).toBe('offline');
+      const again = await client(server, ws, ctx.clients);
+      expect(readCellRun(again.doc, id)!.outputs).toEqual([{ type: 'text', text: '1' }]); // outputs stay
+      const gen = readKernelStatus(again.doc).generation;
+      requestRun(again.doc, id, alice, aliceOrigin);
+      await waitRun(again.doc, id, (r) => r.state === 'done' && r.exec!.generation === gen);
     } finally {
       await server.close();
     }

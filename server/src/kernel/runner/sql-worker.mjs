@@ -83,7 +83,7 @@ async function init(msg) {
 }
 
 async function query(msg) {
-  const { id, sql, params, name, maxRows } = msg;
+  const { id, sql, params, name, maxRows, materialize } = msg;
   try {
     const statements = splitStatements(sql);
     if (!statements.length) throw new Error('the cell has no SQL statement');
@@ -108,7 +108,7 @@ async function query(msg) {
     let reader;
     let total;
     let materialized = false;
-    if (name) {
+    if (name && materialize !== false) {
       // A named cell's result becomes a temporary table other SQL cells can read. Most cells are
       // queries: try that first; a statement that is not one (SET, INSERT...) then runs as it is.
       let created = null;
