@@ -8,6 +8,7 @@
  */
 import type { VolumeSampler } from './js-runtime.ts';
 import fs from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Extension, Hocuspocus, afterLoadDocumentPayload, onDisconnectPayload } from '@hocuspocus/server';
 import type { TokenSigner } from '../auth/tokens.ts';
@@ -40,7 +41,7 @@ export class KernelManager implements Extension {
   readonly kernelDir: string;
 
   constructor(private readonly opts: KernelManagerOptions) {
-    this.kernelDir = path.join(opts.dataDir, 'kernel');
+    this.kernelDir = chooseKernelDir(opts.dataDir, opts.log);
     fs.mkdirSync(this.kernelDir, { recursive: true, mode: 0o755 });
     fs.chmodSync(this.kernelDir, 0o755);
     if (sandboxCaps().setpriv) protectDataDir(opts.dataDir);
@@ -152,6 +153,40 @@ export class KernelManager implements Extension {
  * Kernel children run as other uids and must reach `<dataDir>/kernel`: the data dir becomes
  * traversable (0711: nobody can list it), and the files that must stay private become 0600.
  */
+/** The first ancestor of `dir` that other users cannot traverse (no o+x), or null. */
+export function closedAncestor(dir: string): string | null {
+  let p = path.resolve(dir);
+  for (;;) {
+    const parent = path.dirname(p);
+    if (parent === p) return null;
+    p = parent;
+    try {
+      if ((fs.statSync(p).mode & 0o001) === 0) return p;
+    } catch {
+      return null;
+    }
+  }
+}
+
+/**
+ * Where kernel files live: `<dataDir>/kernel`, unless the sandbox runs cells as other users and a
+ * folder above the data directory is closed to them (say the repository sits in `/root`, mode
+ * 0700) — then the cells' processes could not reach their scratch folder or the uploaded tables,
+ * and every SQL cell over an upload would fail. Then a root-owned folder outside is used
+ * (`/var/lib/plexus/kernel-<hash of the data directory>`), and the log says so. Opening the
+ * closed folder to everyone instead would expose whatever else it holds.
+ */
+export function chooseKernelDir(dataDir: string, log: Logger): string {
+  const inside = path.join(dataDir, 'kernel');
+  if (!sandboxCaps().setpriv) return inside;
+  const closed = closedAncestor(dataDir);
+  if (!closed) return inside;
+  const outside = path.join('/var/lib/plexus', `kernel-${createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 12)}`);
+  if (closedAncestor(outside)) return inside;
+  log.warn('kernel files are kept outside the data directory: sandboxed cells run as other users and cannot enter it', { closed, kernelDir: outside });
+  return outside;
+}
+
 function protectDataDir(dataDir: string): void {
   const st = fs.statSync(dataDir);
   if ((st.mode & 0o001) === 0) fs.chmodSync(dataDir, (st.mode & 0o770) | 0o711);
