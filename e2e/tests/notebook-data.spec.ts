@@ -25,8 +25,8 @@ test('an SQL cell over a dropped CSV renders a table; JS cells draw charts from 
   await bob.page.getByTestId('data-toggle').click();
   const row = bob.page.locator(`[data-testid="data-table"][data-name="${table}"]`);
   await expect(row.getByTestId('data-table-rows')).toContainText('120 rows');
-  // The server records the uploader's token subject (alice opened the owner link).
-  await expect(row.getByTestId('data-table-rows')).toContainText('by local-owner');
+  // Shown by the name alice uses here (the owner link's token carries no name).
+  await expect(row.getByTestId('data-table-rows')).toContainText('by Alice');
   await expect(row.getByTestId('data-columns')).toContainText('rate DOUBLE');
   await row.getByTestId('data-table-open').click();
   await expect(row.getByTestId('table-range')).toHaveText('rows 1–50 of 120');

@@ -75,10 +75,10 @@ export interface UploadHandle {
  * Uploads a file as a table. `onProgress` gets the fraction sent (0…1). The promise rejects with
  * the server's ApiError (size cap, malformed file…) or an ApiError code `cancelled`.
  */
-export function uploadTable(token: string, workspaceId: string, file: File, onProgress: (fraction: number) => void): UploadHandle {
+export function uploadTable(token: string, workspaceId: string, file: File, onProgress: (fraction: number) => void, uploader?: string): UploadHandle {
   const xhr = new XMLHttpRequest();
   const done = new Promise<DataTable>((resolve, reject) => {
-    xhr.open('POST', `${ws(workspaceId)}/uploads?name=${encodeURIComponent(file.name)}`);
+    xhr.open('POST', `${ws(workspaceId)}/uploads?name=${encodeURIComponent(file.name)}${uploader ? `&uploader=${encodeURIComponent(uploader)}` : ''}`);
     xhr.setRequestHeader('Authorization', `Bearer ${token}`);
     xhr.setRequestHeader('Content-Type', 'application/octet-stream');
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);

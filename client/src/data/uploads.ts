@@ -8,6 +8,7 @@ import { create } from 'zustand';
 import { randomId } from '@plexus/shared';
 import { ApiError } from '../api/http.ts';
 import { uploadTable } from '../api/notebook.ts';
+import { useLocalUser } from '../state/user.ts';
 
 export interface Upload {
   id: string;
@@ -39,7 +40,7 @@ export const useUploads = create<UploadStore>((set, get) => {
       const id = randomId();
       set({ uploads: [...get().uploads, { id, fileName: file.name, progress: 0, status: 'uploading' }] });
       // Once every byte is sent the server still parses and imports the file.
-      const h = uploadTable(token, workspaceId, file, (f) => patch(id, { progress: f, status: f >= 1 ? 'processing' : 'uploading' }));
+      const h = uploadTable(token, workspaceId, file, (f) => patch(id, { progress: f, status: f >= 1 ? 'processing' : 'uploading' }), useLocalUser.getState().user.name);
       cancels.set(id, h.cancel);
       h.done.then(
         (table) => patch(id, { status: 'done', progress: 1, table: table.name }),

@@ -82,7 +82,7 @@ export async function handleNotebookApi(
       });
       const table = {
         name: t.name, fileName, format: t.format, columns: t.columns, rows: t.rows, bytes: t.bytes, storedBytes: t.storedBytes,
-        uploadedBy: { id: claims.sub, ...(claims.name ? { name: claims.name } : {}) }, created: Date.now(),
+        uploadedBy: { id: claims.sub, ...(uploaderName(claims.name, url.searchParams.get('uploader')) ?? {}) }, created: Date.now(),
       };
       try {
         await withDoc(deps, id, (doc) => registerTable(doc, table, serverOrigin('upload')));
@@ -175,4 +175,13 @@ export async function handleNotebookApi(
     return true;
   }
   return false;
+}
+
+/**
+ * The uploader's display name: the token's, or else the name the browser shows for its person
+ * (like presence, a label the person chose — not an identity; the id stays the token's).
+ */
+function uploaderName(fromToken: string | undefined, given: string | null): { name: string } | null {
+  const name = (fromToken ?? given ?? '').replace(/\s+/g, ' ').trim().slice(0, 100);
+  return name ? { name } : null;
 }
