@@ -43,6 +43,22 @@ export function fillDemo(doc: Y.Doc): void {
       'The ground truth (ROI table, noise-free traces, spike times) is served beside the volumes in `/volumes/calcium-demo/tables/`.',
     ].join('\n'),
   }, o);
+  createCell(doc, {
+    kind: 'code', author,
+    source: [
+      '// The mean fluorescence of ROI 2 over time, read on the server from the movie the viewer shows',
+      "const roiTrace = await volumes.trace('calcium-demo', 'movie', { labels: 'labels', roi: 2 });",
+      'vegalite({',
+      '  data: { values: roiTrace.values.map((f, i) => ({ t: i / frameRate, f })) },',
+      "  mark: 'line',",
+      '  encoding: {',
+      "    x: { field: 't', type: 'quantitative', title: 'time (s)' },",
+      "    y: { field: 'f', type: 'quantitative', title: 'fluorescence (ADU)', scale: { zero: false } },",
+      '  },',
+      "  width: 'container', height: 160,",
+      '})',
+    ].join('\n'),
+  }, o);
   fillDemoViewer(doc);
   postMessage(doc, {
     author: { id: 'plexus', name: 'Plexus', kind: 'system' },

@@ -221,14 +221,21 @@ describe('outputs on the server, import and export', () => {
 
 describe('demo workspace', () => {
   it('its JavaScript and SQL cells run', async () => {
-    const server = await startKernelServer({ seedDemo: true });
+    // A short recording: the demo's ROI-trace cell reads it once it is generated.
+    const server = await startKernelServer({ seedDemo: true, demoData: { params: { frames: 60 } } });
     try {
       const c = await client(server, 'demo', ctx.clients);
+      await waitFor(async () => (await fetch(`${server.url}/volumes/calcium-demo/`, { headers: { authorization: `Bearer ${server.ownerToken}` } })).status === 200, { timeout: 60_000, message: 'demo dataset' });
       requestRunAll(c.doc, alice, aliceOrigin);
-      const [js, sql] = listCells(c.doc).filter((x) => x.kind !== 'markdown');
+      const [js, sql, trace] = listCells(c.doc).filter((x) => x.kind !== 'markdown');
       const v = await waitRun(c.doc, sql!.id, (r) => r.state === 'done' || r.state === 'error');
       expect(v.outputs[0]).toMatchObject({ type: 'table', rows: [{ answer: 42, unit: 'neurons' }] });
       expect(readCellRun(c.doc, js!.id)!.exec!.defines).toEqual(['frameRate', 'frames', 'durationSeconds']);
+      // The viewer's movie, sampled from a cell and charted: one point per frame.
+      const t = await waitRun(c.doc, trace!.id, (r) => r.state === 'done' || r.state === 'error');
+      expect(t.state).toBe('done');
+      const chart = t.outputs.find((o) => o.type === 'chart') as { spec: { data: { values: unknown[] } } } | undefined;
+      expect(chart?.spec.data.values).toHaveLength(60);
     } finally {
       await server.close();
     }
