@@ -14,7 +14,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['server/test/integration/**/*.test.ts'],
+          include: ['server/test/integration/**/*.test.ts', 'agent/test/integration/**/*.test.ts'],
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,

@@ -1,0 +1,69 @@
+/**
+ * Scenario files for the scripted model: the turns it answers with, in order (a turn with a
+ * `match` waits for a request whose last user message contains that text). Types and a checked
+ * reader with clear errors. Pure apart from `loadScenario` (reads a file).
+ */
+import fs from 'node:fs';
+
+export interface ScriptedToolCall {
+  name: string;
+  /** An object (sent as JSON) or a raw string — to script malformed arguments. */
+  arguments?: unknown;
+  id?: string;
+}
+
+export interface ScriptedTurn {
+  match?: { lastUserContains?: string };
+  text?: string;
+  toolCalls?: ScriptedToolCall[];
+  /** Characters per streamed piece (default 8). */
+  chunkSize?: number;
+  /** Pause after each streamed chunk, for tests of Stop during a long stream. */
+  delayMs?: number;
+  finishReason?: 'stop' | 'tool_calls' | 'length' | 'content_filter';
+  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** Answer with an HTTP error instead. */
+  error?: { status: number; message: string; type?: string };
+}
+
+export interface Scenario {
+  model?: string;
+  turns: ScriptedTurn[];
+}
+
+/** Raised for a scenario that cannot be played; the message names the turn and the field. */
+export class ScenarioError extends Error {}
+
+/** Checks a parsed scenario and returns it typed. */
+export function parseScenario(v: unknown, where = 'scenario'): Scenario {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ScenarioError(`${where} must be an object with "turns"`);
+  const turns = (v as { turns?: unknown }).turns;
+  if (!Array.isArray(turns)) throw new ScenarioError(`${where}: "turns" must be an array`);
+  turns.forEach((t, i) => {
+    const at = `${where}: turn ${i + 1}`;
+    if (!t || typeof t !== 'object') throw new ScenarioError(`${at} must be an object`);
+    const turn = t as ScriptedTurn;
+    if (turn.text !== undefined && typeof turn.text !== 'string') throw new ScenarioError(`${at}: "text" must be a string`);
+    if (turn.toolCalls !== undefined) {
+      if (!Array.isArray(turn.toolCalls)) throw new ScenarioError(`${at}: "toolCalls" must be an array`);
+      turn.toolCalls.forEach((c, j) => {
+        if (!c || typeof c.name !== 'string' || !c.name) throw new ScenarioError(`${at}: tool call ${j + 1} needs a "name"`);
+      });
+    }
+    if (turn.error && (typeof turn.error.status !== 'number' || typeof turn.error.message !== 'string'))
+      throw new ScenarioError(`${at}: "error" needs a numeric "status" and a "message"`);
+    if (turn.text === undefined && !turn.toolCalls?.length && !turn.error) throw new ScenarioError(`${at} has no text, tool calls or error`);
+  });
+  return v as Scenario;
+}
+
+/** Reads and checks a scenario file (JSON). */
+export function loadScenario(file: string): Scenario {
+  let v: unknown;
+  try {
+    v = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ScenarioError(`cannot read scenario ${file}: ${(e as Error).message}`);
+  }
+  return parseScenario(v, file);
+}
