@@ -4,3 +4,4 @@ export * from './sources.ts';
 export * from './state-link.ts';
 export * from './views.ts';
 export * from './roi-table.ts';
+export * from './summary.ts';
