@@ -1,6 +1,6 @@
 import { defaultClientConditions, defineConfig } from 'vite';
 import react from '@vitejs/plugin-react';
-import { ikonateIcons, neuroglancerWorkers } from './build/neuroglancer-plugins.ts';
+import { ikonateIcons, neuroglancerWorkers } from './vite-plugins/neuroglancer-plugins.ts';
 
 // The server (port 4455) serves the HTTP API and both WebSocket endpoints; in development Vite
 // proxies them so the browser talks to one origin, exactly as in production where the server
