@@ -26,9 +26,9 @@ function sessionCookie(req: IncomingMessage, deps: VolumeApiDeps, value: string,
   return `${VOLUME_COOKIE}=${value}; Path=${VOLUMES_PREFIX}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure}`;
 }
 
-/** A query parameter as a number (integer when `integer`), `dflt` when absent; HttpError 400 otherwise. */
-function num(url: URL, name: string, dflt: number | undefined, integer = true): number {
-  const v = url.searchParams.get(name);
+/** A parameter as a number (integer when `integer`), `dflt` when absent; HttpError 400 otherwise. */
+function num(param: (name: string) => string | null, name: string, dflt: number | undefined, integer = true): number {
+  const v = param(name);
   if (v === null || v === '') {
     if (dflt === undefined) throw new HttpError(400, 'bad-request', `query parameter ${name} is required`);
     return dflt;
@@ -88,37 +88,36 @@ export async function sampleVolume(
   param: (name: string) => string | null,
   onErrorStatus?: (status: number) => void,
 ): Promise<Record<string, unknown>> {
-  const url = { searchParams: { get: param, has: (n: string) => param(n) !== null } } as unknown as URL;
   const dataset = name(datasetName, 'dataset');
   const layer = name(layerName, 'layer');
   const limit = { maxVoxels: deps.maxSampleVoxels };
   try {
     const volume = await deps.volumes.openLayer(dataset, layer);
-    const scale = num(url, 'scale', 0);
+    const scale = num(param, 'scale', 0);
     scaleOf(volume, scale);
     if (op === 'histogram') {
-      const bbox = url.searchParams.get('bbox');
-      const min = url.searchParams.get('min');
-      const max = url.searchParams.get('max');
+      const bbox = param('bbox');
+      const min = param('min');
+      const max = param('max');
       if ((min === null) !== (max === null)) throw new HttpError(400, 'bad-request', 'give both min and max for a histogram range, or neither');
-      const range: [number, number] | undefined = min !== null ? [num(url, 'min', undefined, false), num(url, 'max', undefined, false)] : undefined;
+      const range: [number, number] | undefined = min !== null ? [num(param, 'min', undefined, false), num(param, 'max', undefined, false)] : undefined;
       const box = bbox ? parseBox(bbox) : undefined;
-      const h = await histogram(volume, scale, box, num(url, 'bins', 64), range, limit);
+      const h = await histogram(volume, scale, box, num(param, 'bins', 64), range, limit);
       const b = box ?? scaleBox(volume.info.scales[scale]!);
       return { dataset, layer, scale, bbox: [...b.min, ...b.max], ...h };
     }
     if (op === 'trace') {
-      const z0 = url.searchParams.get('z0');
-      const z: [number, number] | undefined = z0 !== null ? [num(url, 'z0', undefined), num(url, 'z1', undefined)] : undefined;
-      const labels = url.searchParams.get('labels');
+      const z0 = param('z0');
+      const z: [number, number] | undefined = z0 !== null ? [num(param, 'z0', undefined), num(param, 'z1', undefined)] : undefined;
+      const labels = param('labels');
       let trace;
       let roi: Record<string, unknown>;
       if (labels !== null) {
-        const id = num(url, 'roi', undefined);
+        const id = num(param, 'roi', undefined);
         trace = await roiTrace(volume, await deps.volumes.openLayer(dataset, name(labels, 'labels layer')), id, { ...limit, scale, z });
         roi = { labels, roi: id };
-      } else if (url.searchParams.has('x')) {
-        const circle = { x: num(url, 'x', undefined, false), y: num(url, 'y', undefined, false), r: num(url, 'r', undefined, false) };
+      } else if (param('x') !== null) {
+        const circle = { x: num(param, 'x', undefined, false), y: num(param, 'y', undefined, false), r: num(param, 'r', undefined, false) };
         if (circle.r > 256) throw new HttpError(400, 'bad-request', 'r must be at most 256 pixels');
         trace = await maskTrace(volume, scale, circleMask(circle.x, circle.y, circle.r), { ...limit, z });
         roi = { circle };
