@@ -27,6 +27,8 @@ export interface ChatMessageView {
   status: MessageStatus;
   /** The message this one answers (agent replies), if any. */
   replyTo?: MessageId;
+  /** The agent run this message asks for or answers (agent/runs.ts). */
+  runId?: string;
   map: Y.Map<unknown>;
 }
 
@@ -37,6 +39,7 @@ function readMessage(map: Y.Map<unknown>): ChatMessageView | null {
   if (typeof id !== 'string' || !(text instanceof Y.Text) || !author || typeof author !== 'object') return null;
   const replyTo = map.get('replyTo');
   const status = map.get('status');
+  const runId = map.get('runId');
   return {
     id: id as MessageId,
     author,
@@ -44,6 +47,7 @@ function readMessage(map: Y.Map<unknown>): ChatMessageView | null {
     created: Number(map.get('created') ?? 0),
     status: status === 'streaming' || status === 'stopped' || status === 'error' ? status : 'done',
     replyTo: typeof replyTo === 'string' ? (replyTo as MessageId) : undefined,
+    runId: typeof runId === 'string' ? runId : undefined,
     map,
   };
 }
@@ -73,7 +77,10 @@ export interface PostMessageInput {
   text: string;
   status?: MessageStatus;
   replyTo?: MessageId;
+  runId?: string;
   id?: MessageId;
+  /** Extra keys written into the message map in the same transaction (proposal, suggestions). */
+  extra?: Record<string, unknown>;
 }
 
 /** Error for a message that breaks a limit; carries a user-facing reason. */
@@ -94,12 +101,14 @@ export function postMessage(doc: Y.Doc, input: PostMessageInput, origin: Origin)
     map.set('created', Date.now());
     map.set('status', input.status ?? 'done');
     if (input.replyTo) map.set('replyTo', input.replyTo);
+    if (input.runId) map.set('runId', input.runId);
+    for (const [k, v] of Object.entries(input.extra ?? {})) map.set(k, v);
     roots(doc).chat.push([map]);
   }, origin);
   return id;
 }
 
-function findMessageMap(doc: Y.Doc, id: MessageId | string): Y.Map<unknown> | undefined {
+export function findMessageMap(doc: Y.Doc, id: MessageId | string): Y.Map<unknown> | undefined {
   const chat = roots(doc).chat;
   // Newest messages are the ones being appended to: search from the end.
   for (let i = chat.length - 1; i >= 0; i--) {

@@ -20,3 +20,4 @@ export * from './notebook/runs.ts';
 export * from './notebook/data.ts';
 export * from './notebook/ipynb.ts';
 export * from './notebook/report.ts';
+export * from './agent/index.ts';
