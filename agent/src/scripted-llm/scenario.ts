@@ -24,6 +24,14 @@ export interface ScriptedTurn {
   usage?: { prompt_tokens: number; completion_tokens: number };
   /** Answer with an HTTP error instead. */
   error?: { status: number; message: string; type?: string };
+  /** The turn is never used up: it answers every request that reaches it (endless loops). */
+  repeat?: boolean;
+  /**
+   * An obedient model: finds every directive `OBEY: <tool> <json arguments>` anywhere in the
+   * conversation (system prompt, cells, chat, tool results) and calls each tool it has not called
+   * yet with exactly those arguments; when none is left it answers `text`. Never used up.
+   */
+  obey?: boolean;
 }
 
 export interface Scenario {
@@ -52,7 +60,7 @@ export function parseScenario(v: unknown, where = 'scenario'): Scenario {
     }
     if (turn.error && (typeof turn.error.status !== 'number' || typeof turn.error.message !== 'string'))
       throw new ScenarioError(`${at}: "error" needs a numeric "status" and a "message"`);
-    if (turn.text === undefined && !turn.toolCalls?.length && !turn.error) throw new ScenarioError(`${at} has no text, tool calls or error`);
+    if (turn.text === undefined && !turn.toolCalls?.length && !turn.error && !turn.obey) throw new ScenarioError(`${at} has no text, tool calls or error`);
   });
   return v as Scenario;
 }

@@ -54,6 +54,52 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   return v as Record<string, unknown>;
 }
 
+/** Every `OBEY: tool {json}` directive in the conversation that has no matching call yet (see ScriptedTurn.obey). */
+export function pendingDirectives(body: Record<string, unknown>): Array<{ name: string; arguments: string }> {
+  const messages = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : [];
+  const done = new Set<string>();
+  const found: Array<{ name: string; arguments: string }> = [];
+  for (const m of messages) {
+    for (const c of (m.tool_calls as Array<{ function?: { name?: string; arguments?: string } }> | undefined) ?? []) done.add(`${c.function?.name} ${c.function?.arguments}`);
+    const text = typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '');
+    // Tool results are JSON: directives inside them arrive with escaped quotes.
+    const plain = text.includes('\\"') ? text.replace(/\\"/g, '"') : text;
+    for (const d of plain.matchAll(/OBEY: ([a-z_]+) (\{.*?\})(?=\s*(?:$|\n|OBEY:|"|\\n))/gm)) {
+      const key = `${d[1]} ${d[2]}`;
+      if (!done.has(key) && !found.some((f) => `${f.name} ${f.arguments}` === key)) found.push({ name: d[1]!, arguments: d[2]! });
+    }
+  }
+  return found;
+}
+
+/**
+ * Argument strings of the form `$tool.<path>` are replaced by that value of the latest tool
+ * result in the conversation (e.g. `$tool.cell_id` is the id of the cell the last call created).
+ */
+export function fillRefs(v: unknown, body: Record<string, unknown>): unknown {
+  if (typeof v === 'string' && v.startsWith('$tool.')) {
+    const messages = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : [];
+    const last = [...messages].reverse().find((m) => m.role === 'tool');
+    let cur: unknown;
+    try {
+      cur = JSON.parse(String(last?.content ?? 'null'));
+    } catch {
+      return v;
+    }
+    for (const k of v.slice('$tool.'.length).split('.')) cur = cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[k] : undefined;
+    return cur ?? v;
+  }
+  if (Array.isArray(v)) return v.map((x) => fillRefs(x, body));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fillRefs(x, body)]));
+  return v;
+}
+
+function obeyTurn(t: ScriptedTurn, body: Record<string, unknown>): ScriptedTurn {
+  const todo = pendingDirectives(body);
+  if (todo.length === 0) return { text: t.text ?? 'I did everything I was told.', chunkSize: t.chunkSize };
+  return { text: `Obeying ${todo.length} instruction${todo.length === 1 ? '' : 's'}.`, toolCalls: todo.map((d) => ({ name: d.name, arguments: d.arguments })), chunkSize: t.chunkSize };
+}
+
 function sendError(res: ServerResponse, status: number, message: string, type = 'invalid_request_error'): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type, code: null, param: null } }));
 }
@@ -86,8 +132,9 @@ export async function startScriptedLlm(scenario: Scenario, port = 0): Promise<Sc
     const rec: RecordedRequest = { body, turn: index, aborted: false };
     requests.push(rec);
     if (index < 0) return sendError(res, 500, 'the scripted model has no turn left for this request', 'server_error');
-    used.add(index);
-    const turn: ScriptedTurn = scenario.turns[index]!;
+    const scripted: ScriptedTurn = scenario.turns[index]!;
+    if (!scripted.repeat && !scripted.obey) used.add(index);
+    const turn: ScriptedTurn = scripted.obey ? obeyTurn(scripted, body) : scripted;
     if (turn.error) return sendError(res, turn.error.status, turn.error.message, turn.error.type);
     const id = `chatcmpl-scripted-${++counter}`;
     const created = Math.floor(Date.now() / 1000);
@@ -95,7 +142,7 @@ export async function startScriptedLlm(scenario: Scenario, port = 0): Promise<Sc
     const calls = (turn.toolCalls ?? []).map((c, i) => ({
       id: c.id ?? `call_${counter}_${i}`,
       name: c.name,
-      args: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}),
+      args: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(fillRefs(c.arguments ?? {}, body)),
     }));
     const finish = turn.finishReason ?? (calls.length ? 'tool_calls' : 'stop');
     const usage = turn.usage ?? { prompt_tokens: JSON.stringify(body.messages ?? []).length >> 2, completion_tokens: ((turn.text ?? '').length + calls.reduce((n, c) => n + c.args.length, 0)) >> 2 };

@@ -1,0 +1,67 @@
+/** Agent configuration from environment variables, with defaults. Effects: reads env. */
+import path from 'node:path';
+import { DEFAULT_PORT } from '@plexus/shared';
+import type { RunLimits } from './run/agent-run.ts';
+
+export interface AgentConfig {
+  serverUrl: string;
+  /** A service token, or the file the server writes it to (`<data dir>/agent.token`). */
+  token?: string;
+  tokenFile: string;
+  apiKey: string | null;
+  baseURL?: string;
+  model: string;
+  name: string;
+  color: string;
+  maxTokensPerTurn: number;
+  requestTimeoutMs: number;
+  /** Runs one workspace works on at once; more wait in the queue. */
+  maxConcurrentRuns: number;
+  /** How often the list of open workspaces is polled (ms). */
+  pollMs: number;
+  /** A workspace nobody is in any more is left after this long (ms). */
+  leaveAfterMs: number;
+  /** Queued runs older than this when the agent comes online are failed, not started (ms). */
+  maxQueueAgeMs: number;
+  limits: RunLimits;
+}
+
+function num(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${v}"`);
+  return n;
+}
+
+export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConfig {
+  const port = num(env, 'PORT', DEFAULT_PORT);
+  const host = env.HOST && env.HOST !== '0.0.0.0' ? env.HOST : '127.0.0.1';
+  return {
+    serverUrl: (env.PLEXUS_SERVER_URL || `http://${host}:${port}`).replace(/\/$/, ''),
+    token: env.PLEXUS_AGENT_TOKEN || undefined,
+    tokenFile: env.PLEXUS_AGENT_TOKEN_FILE || path.join(path.resolve(env.PLEXUS_DATA_DIR ?? './data'), 'agent.token'),
+    apiKey: env.OPENAI_API_KEY || null,
+    baseURL: env.OPENAI_BASE_URL || undefined,
+    model: env.PLEXUS_AGENT_MODEL || 'gpt-4o-mini',
+    name: env.PLEXUS_AGENT_NAME || 'Plexus agent',
+    color: env.PLEXUS_AGENT_COLOR || '#7c3aed',
+    maxTokensPerTurn: num(env, 'PLEXUS_AGENT_MAX_TOKENS_PER_TURN', 4096),
+    requestTimeoutMs: num(env, 'PLEXUS_AGENT_REQUEST_TIMEOUT_MS', 120_000),
+    maxConcurrentRuns: Math.max(1, num(env, 'PLEXUS_AGENT_CONCURRENT_RUNS', 3)),
+    pollMs: num(env, 'PLEXUS_AGENT_POLL_MS', 1000),
+    leaveAfterMs: num(env, 'PLEXUS_AGENT_LEAVE_AFTER_MS', 60_000),
+    maxQueueAgeMs: num(env, 'PLEXUS_AGENT_MAX_QUEUE_AGE_MS', 30 * 60_000),
+    limits: {
+      maxSteps: Math.max(1, num(env, 'PLEXUS_AGENT_MAX_STEPS', 30)),
+      maxTokens: num(env, 'PLEXUS_AGENT_MAX_TOKENS', 400_000),
+      maxRunMs: num(env, 'PLEXUS_AGENT_MAX_RUN_SECONDS', 600) * 1000,
+      wrapUpSteps: 3,
+      toolResultChars: 12_000,
+      maxRunWaitMs: num(env, 'PLEXUS_AGENT_MAX_CELL_WAIT_SECONDS', 120) * 1000,
+      typing: { pieceChars: Math.max(1, num(env, 'PLEXUS_AGENT_TYPING_CHARS', 24)), pauseMs: num(env, 'PLEXUS_AGENT_TYPING_PAUSE_MS', 0) },
+      allowedSourcePrefixes: (env.PLEXUS_AGENT_SOURCE_PREFIXES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      streamIntervalMs: num(env, 'PLEXUS_AGENT_STREAM_INTERVAL_MS', 16),
+    },
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * The agent in one workspace: a Hocuspocus peer with a service token, its own replica (a fresh
+ * Y.Doc, so a fresh random Yjs client id, every time the agent starts — never one reused with
+ * older state), presence like a person's (name, colour, focus, a caret in the cell it types into),
+ * and the runs: queued requests start (a few at a time), Stop signals abort, Undo signals revert
+ * exactly the run's own transactions with a Y.UndoManager that tracks only that run's origin.
+ * Effects: network (its provider, the model, the server API), timers.
+ */
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
+import WebSocket from 'ws';
+import * as Y from 'yjs';
+import {
+  agentOrigin, findAskerState, finishRun, getRun, isFinished, listRuns, roots, setUndoOutcome, VIEWER_ROOTS,
+  type AgentOrigin, type ChatAuthor, type PresenceState, type RunView,
+} from '@plexus/shared';
+import type { AgentConfig } from '../config.ts';
+import type { Model } from '../llm/model.ts';
+import { AgentRun } from '../run/agent-run.ts';
+import type { Presence } from '../tools/tool.ts';
+import { ServerApi } from './server-api.ts';
+
+export const AGENT_USER_ID = 'agent';
+
+interface Tracked {
+  origin: AgentOrigin;
+  undo: Y.UndoManager;
+  run?: AgentRun;
+}
+
+export class WorkspacePeer {
+  readonly doc = new Y.Doc();
+  private socket: HocuspocusProviderWebsocket | null = null;
+  private provider: HocuspocusProvider | null = null;
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly active = new Map<string, AgentRun>();
+  private readonly author: ChatAuthor;
+  private readonly api: ServerApi;
+  private synced = false;
+  private closed = false;
+
+  constructor(
+    readonly workspaceId: string,
+    private readonly config: AgentConfig,
+    private readonly model: Model,
+    private readonly token: () => string,
+    private readonly log: (msg: string, extra?: Record<string, unknown>) => void,
+  ) {
+    this.author = { id: AGENT_USER_ID, name: config.name, kind: 'agent', color: config.color };
+    this.api = new ServerApi(config.serverUrl, token, workspaceId);
+  }
+
+  /** The Yjs client id of this replica (new on every start). */
+  get clientId(): number {
+    return this.doc.clientID;
+  }
+
+  get busy(): boolean {
+    return this.active.size > 0;
+  }
+
+  async start(): Promise<void> {
+    const url = this.config.serverUrl.replace(/^http/, 'ws') + '/collab';
+    this.socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: WebSocket, delay: 100, minDelay: 100, maxDelay: 2000 } as never);
+    let ready!: () => void;
+    const syncedOnce = new Promise<void>((r) => (ready = r));
+    this.provider = new HocuspocusProvider({
+      websocketProvider: this.socket,
+      name: this.workspaceId,
+      document: this.doc,
+      token: this.token,
+      onSynced: () => ready(),
+      onAuthenticationFailed: ({ reason }) => this.log('agent refused by the server', { ws: this.workspaceId, reason }),
+    });
+    this.provider.attach();
+    this.provider.setAwarenessField('user', { id: AGENT_USER_ID, name: this.config.name, color: this.config.color, colorLight: this.config.color + '33', role: 'service', kind: 'agent' });
+    this.provider.setAwarenessField('focus', { panel: 'chat', cellId: null });
+    this.provider.setAwarenessField('agent', { model: this.model.config.model, status: 'ready' });
+    await syncedOnce;
+    if (this.closed) return;
+    this.synced = true;
+    this.recoverOrphans();
+    roots(this.doc).runs.observeDeep(() => this.onRunsChanged());
+    this.onRunsChanged();
+  }
+
+  /** Runs marked running by an agent that is gone (we are a new replica): they will not finish. */
+  private recoverOrphans(): void {
+    for (const r of listRuns(this.doc)) {
+      if (r.status === 'running') finishRun(this.doc, r.id, 'error', 'the agent restarted during this run; partial changes are kept', agentOrigin(r.id));
+      else if (r.status === 'queued' && Date.now() - r.created > this.config.maxQueueAgeMs) finishRun(this.doc, r.id, 'error', 'the agent was offline for too long; ask again', agentOrigin(r.id));
+    }
+  }
+
+  private onRunsChanged(): void {
+    if (!this.synced || this.closed) return;
+    for (const r of listRuns(this.doc)) {
+      const running = this.active.get(r.id);
+      if (running && r.stop && !running.stopped) running.stop(`stopped by ${r.stop.name ?? r.stop.by}`);
+      if (r.status === 'queued' && !running) {
+        if (r.stop) finishRun(this.doc, r.id, 'stopped', `stopped by ${r.stop.name ?? r.stop.by} before it started`, agentOrigin(r.id));
+        else if (this.active.size < this.config.maxConcurrentRuns) this.begin(r);
+      }
+      if (r.undo && !r.undone && isFinished(r.status)) this.undo(r);
+    }
+  }
+
+  private begin(r: RunView): void {
+    const origin = agentOrigin(r.id);
+    const { cells } = roots(this.doc);
+    const undo = new Y.UndoManager(
+      [cells, this.doc.getMap(VIEWER_ROOTS.state), this.doc.getMap(VIEWER_ROOTS.layers), this.doc.getMap(VIEWER_ROOTS.views)],
+      { trackedOrigins: new Set([origin]), captureTimeout: 0 },
+    );
+    const run = new AgentRun({
+      doc: this.doc,
+      workspaceId: this.workspaceId,
+      run: r,
+      origin,
+      author: this.author,
+      model: this.model,
+      api: this.api,
+      presence: this.presence(),
+      limits: this.config.limits,
+      asker: () => this.askerState(r.request.by.id),
+      log: this.log,
+    });
+    this.tracked.set(r.id, { origin, undo, run });
+    this.active.set(r.id, run);
+    this.log('run started', { ws: this.workspaceId, run: r.id });
+    void run
+      .execute()
+      .catch((e) => this.log('run crashed', { run: r.id, err: String(e) }))
+      .finally(() => {
+        this.active.delete(r.id);
+        this.log('run ended', { ws: this.workspaceId, run: r.id, status: getRun(this.doc, r.id)?.status });
+        this.trimTracked();
+        this.onRunsChanged();
+      });
+  }
+
+  /** Reverts exactly this run's changes (people's later edits to the same cells are kept). */
+  private undo(r: RunView): void {
+    const t = this.tracked.get(r.id);
+    const origin = agentOrigin(r.id); // a new object: the undo itself is not tracked
+    const by = r.undo!.name ?? r.undo!.by;
+    if (!t) {
+      setUndoOutcome(this.doc, r.id, { ok: false, at: Date.now(), by, message: 'cannot undo: the agent restarted since this run (its change history is gone)' }, origin);
+      return;
+    }
+    let steps = 0;
+    this.doc.transact(() => {
+      while (t.undo.undoStack.length > 0 && steps < 10_000) {
+        t.undo.undo();
+        steps++;
+      }
+    }, origin);
+    t.undo.clear();
+    setUndoOutcome(this.doc, r.id, { ok: true, at: Date.now(), by, message: `undone by ${by} (${r.audit.length} change${r.audit.length === 1 ? '' : 's'} reverted)` }, origin);
+  }
+
+  /** Keeps undo history for the last 50 runs. */
+  private trimTracked(): void {
+    const ids = [...this.tracked.keys()];
+    for (const id of ids.slice(0, Math.max(0, ids.length - 50))) {
+      if (this.active.has(id)) continue;
+      this.tracked.get(id)?.undo.destroy();
+      this.tracked.delete(id);
+    }
+  }
+
+  private askerState(userId: string): PresenceState | null {
+    const aw = this.provider?.awareness;
+    return aw ? findAskerState(aw.getStates() as Map<number, unknown>, userId) : null;
+  }
+
+  private presence(): Presence {
+    return {
+      focus: (panel, cellId = null) => this.provider?.setAwarenessField('focus', { panel, cellId }),
+      caret: (text, index = 0) => {
+        if (!text) return this.provider?.setAwarenessField('cursor', null);
+        const rel = Y.relativePositionToJSON(Y.createRelativePositionFromTypeIndex(text, index));
+        this.provider?.setAwarenessField('cursor', { anchor: rel, head: rel });
+      },
+    };
+  }
+
+  /** Stops the runs (shutdown) and disconnects. */
+  async close(reason = 'the agent is shutting down'): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const runs = [...this.active.values()];
+    for (const run of runs) run.stop(reason, 'error');
+    const deadline = Date.now() + 2000;
+    while (this.active.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // Let the final writes reach the server before the socket closes.
+    await new Promise((r) => setTimeout(r, 100));
+    this.provider?.destroy();
+    this.socket?.destroy();
+    for (const t of this.tracked.values()) t.undo.destroy();
+    this.doc.destroy();
+  }
+}

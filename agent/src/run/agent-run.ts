@@ -1,0 +1,269 @@
+/**
+ * One run of the agent: answers one request in its own chat thread. It streams the model's text
+ * into the answer, executes tool calls one by one with their activity visible in the run, applies
+ * or proposes changes, and stops — with its partial work kept and a visible reason — when anyone
+ * presses Stop or a step, token or time budget runs out.
+ */
+import type * as Y from 'yjs';
+import {
+  addAudit, applyAction, buildContext, cellSource, cellText, describeAction, destructiveReason, finishActivity, finishRun,
+  getCell, getRun, getSettings, planTextEdit, postMessage, postProposal, recordStep, setMessageStatus, startActivity, startRun,
+  textEditSteps, actionTarget, appendToMessage, listMessages, type AgentAction, type AgentOrigin, type ChatAuthor,
+  type PresenceState, type RunView, type TokenUsage,
+} from '@plexus/shared';
+import type { Model, Message, ToolCall } from '../llm/model.ts';
+import { ALL_TOOLS, TOOLS_BY_NAME, openAiTools } from '../tools/index.ts';
+import { ToolRefusal, type ActResult, type Presence, type ToolContext, type ToolResult } from '../tools/tool.ts';
+import { parseArguments, ToolArgumentError } from '../tools/validate.ts';
+import type { ServerApi } from '../peer/server-api.ts';
+import { ServerApiError } from '../peer/server-api.ts';
+import { ReplyStream } from './reply-stream.ts';
+import { systemPrompt, wrapUpHint } from './prompt.ts';
+
+export interface RunLimits {
+  maxSteps: number;
+  /** Total tokens (prompt + completion) over the run. */
+  maxTokens: number;
+  maxRunMs: number;
+  /** Steps left when the wrap-up hint is added. */
+  wrapUpSteps: number;
+  /** Longest tool result the model reads (characters). */
+  toolResultChars: number;
+  maxRunWaitMs: number;
+  typing: { pieceChars: number; pauseMs: number };
+  allowedSourcePrefixes: string[];
+  /** Interval of answer writes (ms). */
+  streamIntervalMs: number;
+}
+
+export interface RunDeps {
+  doc: Y.Doc;
+  workspaceId: string;
+  run: RunView;
+  origin: AgentOrigin;
+  author: ChatAuthor;
+  model: Model;
+  api: ServerApi;
+  presence: Presence;
+  limits: RunLimits;
+  asker: () => PresenceState | null;
+  log: (msg: string, extra?: Record<string, unknown>) => void;
+}
+
+export class StopError extends Error {}
+
+const short = (s: string, n: number) => (s.length <= n ? s : s.slice(0, n - 1) + '…');
+
+export class AgentRun {
+  readonly controller = new AbortController();
+  private stopReason: string | null = null;
+  private stopStatus: 'stopped' | 'error' = 'stopped';
+  private readonly seen = new Map<string, string>();
+  private timer: NodeJS.Timeout | null = null;
+  replyId = '';
+
+  constructor(private readonly d: RunDeps) {}
+
+  get id(): string {
+    return this.d.run.id;
+  }
+
+  /** Stops the run (Stop pressed, budget reached, shutdown). The first reason wins. */
+  stop(reason: string, status: 'stopped' | 'error' = 'stopped'): void {
+    if (this.stopReason) return;
+    this.stopReason = reason;
+    this.stopStatus = status;
+    this.controller.abort(new StopError(reason));
+  }
+
+  get stopped(): boolean {
+    return this.stopReason !== null;
+  }
+
+  async execute(): Promise<void> {
+    const { doc, run, origin, author, limits } = this.d;
+    this.replyId = postMessage(doc, { author, text: '', status: 'streaming', replyTo: run.request.messageId as never, runId: run.id }, origin);
+    startRun(doc, run.id, { replyId: this.replyId, model: this.d.model.config.model }, origin);
+    this.d.presence.focus('chat');
+    const reply = new ReplyStream(doc, this.replyId, origin, limits.streamIntervalMs);
+    this.timer = setTimeout(() => this.stop(`time budget reached (${Math.round(limits.maxRunMs / 1000)} s)`), limits.maxRunMs);
+    let status: 'done' | 'stopped' | 'error' = 'done';
+    let reason: string | null = null;
+    try {
+      await this.loop(reply);
+    } catch (e) {
+      if (this.stopReason) {
+        status = this.stopStatus;
+        reason = this.stopReason;
+      } else {
+        status = 'error';
+        reason = describeModelError(e);
+        this.d.log('run failed', { run: run.id, err: String(e) });
+      }
+    } finally {
+      clearTimeout(this.timer);
+    }
+    if (status === 'done' && this.stopReason) {
+      status = this.stopStatus;
+      reason = this.stopReason;
+    }
+    reply.flush();
+    if (status !== 'done') appendToMessage(doc, this.replyId, `${reply.written ? '\n\n' : ''}_${status === 'stopped' ? 'Stopped' : 'Failed'}: ${reason}_`, origin);
+    else if (reply.written === 0) appendToMessage(doc, this.replyId, '_(done — no answer text)_', origin);
+    doc.transact(() => {
+      finishRun(doc, run.id, status, reason, origin);
+      setMessageStatus(doc, this.replyId, status === 'done' ? 'done' : status, origin);
+    }, origin);
+    this.d.presence.caret(null);
+    this.d.presence.focus('chat');
+  }
+
+  private history(): Message[] {
+    // A follow-up carries its thread: earlier requests and answers, oldest first (at most 5).
+    const out: Message[] = [];
+    let id = this.d.run.request.followUp;
+    const msgs = listMessages(this.d.doc);
+    for (let i = 0; id && i < 5; i++) {
+      const prev = getRun(this.d.doc, id);
+      if (!prev) break;
+      const answer = msgs.find((m) => m.id === prev.replyId)?.text ?? '';
+      out.unshift({ role: 'user', content: prev.request.text }, { role: 'assistant', content: short(answer, 4000) || '(no answer)' });
+      id = prev.request.followUp;
+    }
+    return out;
+  }
+
+  private async loop(reply: ReplyStream): Promise<void> {
+    const { doc, run, limits } = this.d;
+    const context = buildContext(doc, this.d.asker(), { excludeMessage: run.request.messageId });
+    const messages: Message[] = [
+      { role: 'system', content: systemPrompt({ name: this.d.author.name, mode: getSettings(doc).agentMode, context, maxSteps: limits.maxSteps }) },
+      ...this.history(),
+      { role: 'user', content: `${run.request.by.name ?? run.request.by.id}: ${run.request.text}` },
+    ];
+    const tools = openAiTools(ALL_TOOLS);
+    let hinted = false;
+    for (let step = 1; step <= limits.maxSteps; step++) {
+      if (this.stopReason) throw new StopError(this.stopReason);
+      const left = limits.maxSteps - step + 1;
+      if (!hinted && left <= limits.wrapUpSteps) {
+        messages.push({ role: 'system', content: wrapUpHint(left) });
+        hinted = true;
+      }
+      const last = step === limits.maxSteps;
+      const turn = await this.d.model.turn({ messages, tools, toolChoice: last ? 'none' : 'auto', signal: this.controller.signal, onText: (t) => reply.push(t) });
+      reply.flush();
+      recordStep(doc, run.id, turn.usage, this.d.origin);
+      this.checkTokens();
+      if (turn.toolCalls.length === 0) return;
+      if (turn.text) reply.push('\n\n');
+      messages.push({ role: 'assistant', content: turn.text || null, tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) });
+      for (const call of turn.toolCalls) {
+        if (this.stopReason) throw new StopError(this.stopReason);
+        const result = await this.callTool(call);
+        messages.push({ role: 'tool', tool_call_id: call.id, content: short(result.content, limits.toolResultChars) });
+      }
+      if (last) break;
+    }
+    this.stop(`step budget reached (${limits.maxSteps} steps)`);
+    throw new StopError(this.stopReason!);
+  }
+
+  private checkTokens(): void {
+    const used = getRun(this.d.doc, this.d.run.id)?.tokens.total ?? 0;
+    if (used >= this.d.limits.maxTokens) this.stop(`token budget reached (${used} of ${this.d.limits.maxTokens} tokens)`);
+  }
+
+  private async callTool(call: ToolCall): Promise<ToolResult> {
+    const { doc, run, origin } = this.d;
+    const activity = startActivity(doc, run.id, call.name || '(no name)', call.arguments, origin);
+    const end = (r: ToolResult) => {
+      if (activity) finishActivity(doc, run.id, activity, r.status, r.summary, origin);
+      return r;
+    };
+    const tool = TOOLS_BY_NAME.get(call.name);
+    if (!tool) return end({ status: 'error', summary: `unknown tool "${call.name}"`, content: JSON.stringify({ ok: false, error: `unknown tool "${call.name}"; available tools: ${[...TOOLS_BY_NAME.keys()].join(', ')}` }) });
+    try {
+      const args = parseArguments(tool.parameters, call.arguments);
+      return end(await tool.run(this.toolContext(), args));
+    } catch (e) {
+      if (this.stopReason) {
+        end({ status: 'error', summary: 'stopped', content: '' });
+        throw new StopError(this.stopReason);
+      }
+      if (e instanceof ToolArgumentError) return end({ status: 'error', summary: short(e.message, 200), content: JSON.stringify({ ok: false, error: e.message }) });
+      if (e instanceof ToolRefusal) return end({ status: 'refused', summary: short(e.message, 200), content: JSON.stringify({ ok: false, refused: e.message }) });
+      if (e instanceof ServerApiError) return end({ status: 'error', summary: short(e.message, 200), content: JSON.stringify({ ok: false, error: e.message }) });
+      this.d.log('tool failed', { tool: call.name, err: String((e as Error)?.stack ?? e) });
+      return end({ status: 'error', summary: `failed: ${short(String((e as Error)?.message ?? e), 180)}`, content: JSON.stringify({ ok: false, error: `the tool failed: ${(e as Error)?.message ?? e}` }) });
+    }
+  }
+
+  private toolContext(): ToolContext {
+    const { doc, workspaceId, run, origin, author, api, presence, limits } = this.d;
+    return {
+      doc, workspaceId, runId: run.id, origin, author, replyId: this.replyId, signal: this.controller.signal, api, presence,
+      allowedSourcePrefixes: limits.allowedSourcePrefixes, seen: this.seen, typing: limits.typing, maxRunWaitMs: limits.maxRunWaitMs,
+      act: (tool, action, why) => this.act(tool, action, why),
+    };
+  }
+
+  /** Applies an action, or posts it as a proposal (propose mode, or destructive whatever the mode). */
+  private async act(tool: string, action: AgentAction, why?: string): Promise<ActResult> {
+    const { doc, run, origin, author } = this.d;
+    const destructive = destructiveReason(doc, action);
+    if (destructive || getSettings(doc).agentMode === 'propose') {
+      const messageId = postProposal(
+        doc,
+        { author, replyTo: this.replyId, proposal: { runId: run.id, action, title: describeAction(action), ...(why ? { why: short(why, 500) } : {}), ...(destructive ? { destructive } : {}) } },
+        origin,
+      );
+      return { kind: 'proposed', messageId, reason: destructive ? `it ${destructive}, which always needs a person's Accept` : 'the workspace is in propose mode' };
+    }
+    if (action.type === 'edit_cell') {
+      const cell = getCell(doc, action.cellId);
+      const text = cell && cellText(cell);
+      if (text) return this.typeEdit(tool, action, text);
+    }
+    const r = applyAction(doc, action, origin, 'agent');
+    if (!r.ok) return { kind: 'failed', message: r.message };
+    addAudit(doc, run.id, { tool, change: r.message, target: r.target }, origin);
+    return { kind: 'applied', message: r.message, ...(r.ids ? { ids: r.ids } : {}) };
+  }
+
+  /** Types a cell rewrite in small transactions with a visible caret, as a person would. */
+  private async typeEdit(tool: string, action: Extract<AgentAction, { type: 'edit_cell' }>, text: Y.Text): Promise<ActResult> {
+    const { doc, run, origin, presence, limits } = this.d;
+    const cell = getCell(doc, action.cellId)!;
+    const plan = planTextEdit(action.base, cellSource(cell), action.proposed);
+    presence.focus('notebook', action.cellId);
+    const steps = textEditSteps(text, plan.hunks, limits.typing.pieceChars);
+    let done = 0;
+    for (const step of steps) {
+      if (this.stopReason) break;
+      let caret = 0;
+      doc.transact(() => (caret = step()), origin);
+      presence.caret(text, caret);
+      done++;
+      await new Promise((r) => (limits.typing.pauseMs > 0 ? setTimeout(r, limits.typing.pauseMs) : setImmediate(r)));
+    }
+    const c = plan.conflicts.length;
+    const message = `edited cell ${action.cellId} (+${plan.insertedChars} −${plan.deletedChars} chars${c ? `, ${c} conflicting change${c === 1 ? '' : 's'} skipped` : ''}${done < steps.length ? `, stopped after ${done} of ${steps.length} steps` : ''})`;
+    if (done > 0) addAudit(doc, run.id, { tool, change: message, target: actionTarget(action) }, origin);
+    presence.caret(null);
+    if (this.stopReason) throw new StopError(this.stopReason);
+    return { kind: 'applied', message, ...(c ? { conflicts: c } : {}) };
+  }
+}
+
+/** A model/API failure as one line people understand. */
+export function describeModelError(e: unknown): string {
+  const err = e as { status?: number; message?: string; error?: { message?: string } };
+  if (typeof err?.status === 'number') {
+    const hint = err.status === 401 ? ' (check OPENAI_API_KEY)' : err.status === 404 ? ' (check the model name and OPENAI_BASE_URL)' : err.status === 429 ? ' (rate limited or out of quota)' : '';
+    return `the model endpoint answered ${err.status}: ${short(err.error?.message ?? err.message ?? '', 200)}${hint}`;
+  }
+  return `the model request failed: ${short(String(err?.message ?? e), 200)}`;
+}
+
+export type { TokenUsage };

@@ -1,0 +1,79 @@
+/**
+ * What a tool is and what it gets: the run's replica, origin and limits, the server API, and the
+ * agent's presence. Tools never see anything else (no file system, no network beyond the server's
+ * own read-only APIs), which is what keeps planted instructions harmless.
+ */
+import type * as Y from 'yjs';
+import type { AgentAction, AgentOrigin, ChatAuthor } from '@plexus/shared';
+import type { JsonSchema } from './validate.ts';
+import type { ServerApi } from '../peer/server-api.ts';
+
+export interface Presence {
+  /** Shows where the agent works (panel, cell). */
+  focus(panel: 'notebook' | 'chat' | 'viewer', cellId?: string | null): void;
+  /** Shows the agent's caret at `index` of `text` (a code cell being edited), or hides it. */
+  caret(text: Y.Text | null, index?: number): void;
+}
+
+export interface ToolContext {
+  doc: Y.Doc;
+  workspaceId: string;
+  runId: string;
+  /** The run's origin object: every change of this run uses it (undo tracks it by identity). */
+  origin: AgentOrigin;
+  author: ChatAuthor;
+  /** The agent's answer message of this run. */
+  replyId: string;
+  signal: AbortSignal;
+  api: ServerApi;
+  presence: Presence;
+  /** Source URL prefixes viewer layers may use besides this server's own volumes. */
+  allowedSourcePrefixes: string[];
+  /** Text of each cell as the model last saw it (the base of its rewrites). */
+  seen: Map<string, string>;
+  /** Characters per small transaction when the agent types into a cell, and the pause between. */
+  typing: { pieceChars: number; pauseMs: number };
+  /** Longest wait of run_cell (ms). */
+  maxRunWaitMs: number;
+  /** Applies an action now, or posts it as a proposal (destructive actions, or propose mode). */
+  act(tool: string, action: AgentAction, why?: string): Promise<ActResult>;
+}
+
+export type ActResult =
+  | { kind: 'applied'; message: string; ids?: string[]; conflicts?: number }
+  | { kind: 'proposed'; messageId: string; reason: string }
+  | { kind: 'failed'; message: string };
+
+export type ToolStatus = 'done' | 'error' | 'proposed' | 'refused';
+
+export interface ToolResult {
+  status: ToolStatus;
+  /** One line for the activity list. */
+  summary: string;
+  /** What the model reads (JSON text, capped by the caller). */
+  content: string;
+}
+
+export interface Tool {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  run(ctx: ToolContext, args: Record<string, unknown>): Promise<ToolResult>;
+}
+
+/** Raised by a tool for a request it refuses on principle (the model gets the reason). */
+export class ToolRefusal extends Error {}
+
+export const ok = (summary: string, content: unknown): ToolResult => ({ status: 'done', summary, content: typeof content === 'string' ? content : JSON.stringify(content) });
+
+/** The tool result of an `act` outcome. */
+export function actResult(r: ActResult, what: string, extra: Record<string, unknown> = {}): ToolResult {
+  if (r.kind === 'applied') return { status: 'done', summary: r.message, content: JSON.stringify({ ok: true, result: r.message, ...(r.ids ? { ids: r.ids } : {}), ...(r.conflicts ? { conflicts: r.conflicts, note: 'some changes overlapped edits people made since you read the cell and were skipped; read the cell again and retry those' } : {}), ...extra }) };
+  if (r.kind === 'proposed')
+    return {
+      status: 'proposed',
+      summary: `proposed: ${what} (${r.reason})`,
+      content: JSON.stringify({ ok: true, proposed: true, proposal: r.messageId, note: `Not applied yet: ${r.reason}. A person must press Accept on the card; do not repeat it. Tell the user what you proposed.`, ...extra }),
+    };
+  return { status: 'error', summary: r.message, content: JSON.stringify({ ok: false, error: r.message }) };
+}
