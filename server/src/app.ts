@@ -37,6 +37,8 @@ import { addDemoRois } from './demo-viewer.ts';
 import { KernelManager } from './kernel/manager.ts';
 
 export const VERSION = '0.1.0';
+/** DuckDB's memory limit for one read-only data query, description or histogram over HTTP (MB). */
+const DATA_READ_MEMORY_MB = 256;
 
 export interface PlexusServer {
   config: ServerConfig;
@@ -166,7 +168,8 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
     }
     handleApi(
       { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays, volumeApi,
-        notebook: { hocuspocus, kernels, upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb } } },
+        notebook: { hocuspocus, kernels, upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
+          dataReads: { timeoutMs: config.dataQueryTimeoutMs, memoryMb: DATA_READ_MEMORY_MB } } },
       req,
       res,
     )
