@@ -51,6 +51,8 @@ export interface ServerConfig {
   uploadTimeoutMs: number;
   /** Time limit of one read-only data query, table description or histogram over HTTP (ms). */
   dataQueryTimeoutMs: number;
+  /** Write the agent's service token to `<dataDir>/agent.token` at start (`npm start` runs the agent). */
+  agent: boolean;
 }
 
 function int(v: string | undefined, dflt: number, name: string): number {
@@ -91,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     uploadMaxBytes: int(env.PLEXUS_UPLOAD_MAX_BYTES, 200 * 1024 * 1024, 'PLEXUS_UPLOAD_MAX_BYTES'),
     uploadTimeoutMs: int(env.PLEXUS_UPLOAD_TIMEOUT_MS, 120_000, 'PLEXUS_UPLOAD_TIMEOUT_MS'),
     dataQueryTimeoutMs: int(env.PLEXUS_DATA_QUERY_TIMEOUT_MS, 10_000, 'PLEXUS_DATA_QUERY_TIMEOUT_MS'),
+    agent: env.PLEXUS_AGENT !== '0',
     ...overrides,
   };
 }
