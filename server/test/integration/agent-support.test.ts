@@ -9,10 +9,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { getTitle } from '@plexus/shared';
-import { api, hocuspocusClient, tmpDataDir, waitFor } from '../helpers.ts';
+import { api, hocuspocusClient, tmpDataDir, waitFor, type HpClient } from '../helpers.ts';
 import { client, kernelSuite, newWorkspace, startKernelServer } from '../kernel-helpers.ts';
 
 const ctx = kernelSuite({ dataQueryTimeoutMs: 1500 });
@@ -271,7 +271,7 @@ describe('the agent credential', () => {
 describe('kernel lifetime with an agent connected', () => {
   it('stops the kernel when only services (kernel, agent) are left', async () => {
     const server = await startKernelServer({ kernelIdleMs: 300 });
-    const clients = [];
+    const clients: HpClient[] = [];
     try {
       const id = await newWorkspace(server);
       const person = await client(server, id, clients);
