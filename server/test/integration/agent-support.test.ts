@@ -61,6 +61,9 @@ describe('read-only data queries', () => {
     expect((await query({ sql: 'SELECT * FROM range(3000)' })).json).toMatchObject({ rowCount: 100, truncated: true });
     expect((await query({ sql: 'SELECT * FROM range(3000)', limit: 5000 })).json).toMatchObject({ rowCount: 1000, truncated: true });
     expect((await query({ sql: 'FROM trials WHERE grp = 3', limit: 57 })).json).toMatchObject({ rowCount: 57, truncated: false });
+    // DESCRIBE and SUMMARIZE are SELECTs too.
+    expect((await query({ sql: 'DESCRIBE trials' })).json.rows.map((c: any) => c.column_name)).toEqual(['id', 'grp', 'val', 'label']);
+    expect((await query({ sql: 'SUMMARIZE trials' })).json.rowCount).toBe(4);
     // JSON-safe values: big integers as strings, dates as ISO text.
     const v = await query({ sql: "SELECT 9007199254740993::BIGINT AS big, DATE '2024-03-01' AS d, TIMESTAMP '2024-03-01 10:00:00' AS ts" });
     expect(v.json.rows[0]).toEqual({ big: '9007199254740993', d: '2024-03-01T00:00:00.000Z', ts: '2024-03-01T10:00:00.000Z' });
