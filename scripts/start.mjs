@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 // `npm start`: builds the client when its build is missing or older than its sources, then runs
-// the server with embedded defaults (SQLite under ./data, demo workspace on first run). The
-// server prints a ready-to-open owner link. Signals are forwarded so Ctrl+C flushes cleanly.
+// the server with embedded defaults (SQLite under ./data, demo workspace on first run), and the
+// agent as its own process when agent/src/main.ts exists and PLEXUS_AGENT is not 0 (it waits for
+// the server and its token file itself; a crashed agent is restarted, the server never depends on
+// it). The server prints a ready-to-open owner link. Signals are forwarded to both so Ctrl+C
+// flushes cleanly; when the server exits, the agent is stopped and this script exits too.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureInstalled } from './ensure-install.mjs';
+import { agentEnv, superviseAgent } from './agent-process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 ensureInstalled(root);
@@ -32,5 +36,17 @@ if (!fs.existsSync(dist) || fs.statSync(dist).mtimeMs < sources) {
 }
 
 const server = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'server/src/main.ts')], { cwd: root, stdio: 'inherit', env: process.env });
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => server.kill(sig));
-server.on('exit', (code, signal) => process.exit(code ?? (signal ? 0 : 1)));
+const agentMain = path.join(root, 'agent/src/main.ts');
+const agent =
+  process.env.PLEXUS_AGENT !== '0' && fs.existsSync(agentMain)
+    ? superviseAgent({ args: ['--import', 'tsx', agentMain], cwd: root, env: { ...process.env, ...agentEnv(process.env, root) } })
+    : null;
+for (const sig of ['SIGINT', 'SIGTERM'])
+  process.on(sig, () => {
+    agent?.stop(sig);
+    server.kill(sig);
+  });
+server.on('exit', (code, signal) => {
+  agent?.stop('SIGTERM');
+  process.exit(code ?? (signal ? 0 : 1));
+});

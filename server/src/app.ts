@@ -35,8 +35,12 @@ import { staticFiles } from './http/static-files.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from './demo.ts';
 import { addDemoRois } from './demo-viewer.ts';
 import { KernelManager } from './kernel/manager.ts';
+import { writeAgentToken } from './auth/agent-token.ts';
+import { occupiedWorkspaces } from './collab/people.ts';
 
 export const VERSION = '0.1.0';
+/** DuckDB's memory limit for one read-only data query, description or histogram over HTTP (MB). */
+const DATA_READ_MEMORY_MB = 256;
 
 export interface PlexusServer {
   config: ServerConfig;
@@ -54,6 +58,8 @@ export interface PlexusServer {
   log: Logger;
   /** An owner token for every workspace (the local user's). */
   ownerToken: string;
+  /** `<dataDir>/agent.token`, the agent's service token, rewritten at each start (null when PLEXUS_AGENT=0). */
+  agentTokenFile: string | null;
   /** Flushes everything to storage and stops. */
   close(): Promise<void>;
 }
@@ -114,6 +120,8 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
     unloadImmediately: true,
     extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels] : [])],
   });
+  // After the kernel manager, whose start narrows file modes in the data dir (this file stays 0600).
+  const agentTokenFile = config.agent ? writeAgentToken(config.dataDir, signer) : null;
   const workspaces = new Workspaces(store, hocuspocus, persistence);
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
   workspaces.onDelete = (id) => {
@@ -166,7 +174,9 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
     }
     handleApi(
       { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays, volumeApi,
-        notebook: { hocuspocus, kernels, upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb } } },
+        occupiedWorkspaces: () => occupiedWorkspaces(hocuspocus, (id) => bridge.people(id)),
+        notebook: { hocuspocus, kernels, upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
+          dataReads: { timeoutMs: config.dataQueryTimeoutMs, memoryMb: DATA_READ_MEMORY_MB } } },
       req,
       res,
     )
@@ -284,5 +294,5 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
       log.info('stopped');
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, log, ownerToken, close };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, log, ownerToken, agentTokenFile, close };
 }

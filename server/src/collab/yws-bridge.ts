@@ -39,6 +39,15 @@ function awarenessMessage(update: Uint8Array): Uint8Array {
 
 export class YwsBridge {
   private readonly peers = new Map<string, Set<WebSocket>>();
+  /** Peers authenticated with a service token (the kernel, the agent): not people. */
+  private readonly services = new WeakSet<WebSocket>();
+
+  /** y-websocket peers of a workspace held by people (any role but service). */
+  people(workspaceId: string): number {
+    let n = 0;
+    for (const ws of this.peers.get(workspaceId) ?? []) if (!this.services.has(ws)) n++;
+    return n;
+  }
 
   /** Closes every y-websocket peer of a workspace (deleted, or server stopping). */
   closeAll(workspaceId: string | null, close: { code: number; reason: string }): void {
@@ -68,6 +77,7 @@ export class YwsBridge {
     let peerSet = this.peers.get(workspaceId);
     if (!peerSet) this.peers.set(workspaceId, (peerSet = new Set()));
     peerSet.add(ws);
+    if (claims.role === 'service') this.services.add(ws);
     const closeWith = (err: ProtocolError) => {
       log.warn('y-websocket peer closed', { code: err.code, reason: err.reason, detail: err.message });
       if (ws.readyState === ws.OPEN) ws.close(err.code, err.reason);

@@ -12,6 +12,8 @@ import { WorkspaceError, type Workspaces } from '../workspaces.ts';
 import { HttpError, readJson, sendError, sendJson } from './respond.ts';
 import { handleVolumeApi, type VolumeApiDeps } from './volume-api.ts';
 import { handleNotebookApi, type NotebookApiDeps } from './notebook-api.ts';
+import { isAgentClaims } from '../auth/agent-token.ts';
+import type { OccupiedWorkspace } from '../collab/people.ts';
 
 export interface ApiDeps {
   signer: TokenSigner;
@@ -25,6 +27,8 @@ export interface ApiDeps {
   shareLinkDays: number;
   volumeApi: VolumeApiDeps;
   notebook: Omit<NotebookApiDeps, 'requireWorkspace'>;
+  /** Loaded workspaces with people connected (for the agent). */
+  occupiedWorkspaces: () => OccupiedWorkspace[];
 }
 
 function bearer(req: IncomingMessage, url: URL): string | null {
@@ -83,6 +87,11 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
     }
     if (parts[0] === 'me' && parts.length === 1 && method === 'GET') {
       sendJson(res, 200, { claims });
+      return true;
+    }
+    if (parts[0] === 'agent' && parts[1] === 'workspaces' && parts.length === 2 && method === 'GET') {
+      if (!isAgentClaims(claims)) throw new HttpError(403, 'forbidden', 'only the Plexus agent\'s service token may list the workspaces people are in');
+      sendJson(res, 200, { workspaces: deps.occupiedWorkspaces() });
       return true;
     }
     if (parts[0] !== 'workspaces') throw new HttpError(404, 'not-found', `no API route ${method} ${url.pathname}`);

@@ -8,7 +8,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Hocuspocus } from '@hocuspocus/server';
-import * as Y from 'yjs';
 import {
   canWrite, getTable, ipynbToCells, notebookToHtml, notebookToIpynb, registerTable, serverOrigin, unregisterTable, createCell,
   getTitle, type Role, type TokenClaims,
@@ -17,26 +16,18 @@ import type { KernelManager } from '../kernel/manager.ts';
 import { ResultStore, RESULT_REF_PATTERN } from '../kernel/results.ts';
 import { UploadError, importUpload, previewTable, type UploadLimits } from '../kernel/uploads.ts';
 import { HttpError, readJson, sendJson } from './respond.ts';
+import { withDoc } from './doc-access.ts';
+import { handleDataReads } from './data-api.ts';
+import type { DataLimits } from '../data/guarded-duckdb.ts';
 
 export interface NotebookApiDeps {
   hocuspocus: Hocuspocus;
   kernels: KernelManager | null;
   upload: UploadLimits;
+  /** Limits of the read-only data routes (query, describe, histogram). */
+  dataReads: DataLimits;
   /** Throws unless the workspace exists. */
   requireWorkspace: (id: string) => void;
-}
-
-async function withDoc<T>(deps: NotebookApiDeps, id: string, f: (doc: Y.Doc) => T): Promise<T> {
-  const conn = await deps.hocuspocus.openDirectConnection(id);
-  try {
-    let out!: T;
-    await conn.transact((doc) => {
-      out = f(doc);
-    });
-    return out;
-  } finally {
-    await conn.disconnect();
-  }
 }
 
 const int = (v: string | null, dflt: number, max: number) => {
@@ -85,7 +76,7 @@ export async function handleNotebookApi(
         uploadedBy: { id: claims.sub, ...(uploaderName(claims.name, url.searchParams.get('uploader')) ?? {}) }, created: Date.now(),
       };
       try {
-        await withDoc(deps, id, (doc) => registerTable(doc, table, serverOrigin('upload')));
+        await withDoc(deps.hocuspocus, id, (doc) => registerTable(doc, table, serverOrigin('upload')));
       } catch (e) {
         fs.rmSync(path.join(k.tablesDir(id), `${t.name}.duckdb`), { force: true });
         throw e;
@@ -99,12 +90,17 @@ export async function handleNotebookApi(
     }
     return true;
   }
+  const tablesDir = (w: string) => {
+    deps.requireWorkspace(w);
+    return kernelsOf(deps).tablesDir(w);
+  };
+  if (await handleDataReads({ hocuspocus: deps.hocuspocus, limits: deps.dataReads, tablesDir }, req, res, url, id, rest)) return true;
   if (head === 'data' && name !== undefined) {
     deps.requireWorkspace(id);
     const k = kernelsOf(deps);
     const file = path.join(k.tablesDir(id), `${name}.duckdb`);
     if (rest.length === 3 && tail === 'preview' && method === 'GET') {
-      const exists = await withDoc(deps, id, (doc) => getTable(doc, name) !== null);
+      const exists = await withDoc(deps.hocuspocus, id, (doc) => getTable(doc, name) !== null);
       if (!exists) throw new HttpError(404, 'not-found', `no table "${name}" in this workspace`);
       const offset = int(url.searchParams.get('offset'), 0, Number.MAX_SAFE_INTEGER);
       const limit = int(url.searchParams.get('limit'), 50, 1000);
@@ -118,7 +114,7 @@ export async function handleNotebookApi(
     }
     if (rest.length === 2 && method === 'DELETE') {
       write();
-      const removed = await withDoc(deps, id, (doc) => unregisterTable(doc, name, serverOrigin('delete-table')));
+      const removed = await withDoc(deps.hocuspocus, id, (doc) => unregisterTable(doc, name, serverOrigin('delete-table')));
       if (!removed) throw new HttpError(404, 'not-found', `no table "${name}" in this workspace`);
       if (/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name)) fs.rmSync(file, { force: true });
       res.writeHead(204).end();
@@ -141,7 +137,7 @@ export async function handleNotebookApi(
   if (head === 'export' && rest.length === 1 && method === 'GET') {
     deps.requireWorkspace(id);
     const format = url.searchParams.get('format') ?? 'ipynb';
-    const { body, title } = await withDoc(deps, id, (doc) => ({
+    const { body, title } = await withDoc(deps.hocuspocus, id, (doc) => ({
       title: getTitle(doc),
       body: format === 'html' ? notebookToHtml(doc) : format === 'ipynb' ? JSON.stringify(notebookToIpynb(doc), null, 1) : null,
     }));
@@ -167,7 +163,7 @@ export async function handleNotebookApi(
     } catch (e) {
       throw new HttpError(400, 'bad-notebook', (e as Error).message);
     }
-    const ids = await withDoc(deps, id, (doc) => {
+    const ids = await withDoc(deps.hocuspocus, id, (doc) => {
       const o = serverOrigin('import-ipynb');
       return cells.map((c) => createCell(doc, { kind: c.kind, source: c.source, author: claims.sub, ...(c.name ? { name: c.name } : {}) }, o));
     });

@@ -10,7 +10,8 @@ import type { VolumeSampler } from './js-runtime.ts';
 import fs from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { Extension, Hocuspocus, afterLoadDocumentPayload, onDisconnectPayload } from '@hocuspocus/server';
+import type { Document, Extension, Hocuspocus, afterLoadDocumentPayload, onDisconnectPayload } from '@hocuspocus/server';
+import { peopleConnected } from '../collab/people.ts';
 import type { TokenSigner } from '../auth/tokens.ts';
 import type { Logger } from '../log.ts';
 import { WorkspaceKernel, type KernelLimits } from './workspace-kernel.ts';
@@ -74,8 +75,8 @@ export class KernelManager implements Extension {
     this.ensure(documentName);
   }
 
-  async onDisconnect({ documentName, clientsCount }: onDisconnectPayload): Promise<void> {
-    if (clientsCount <= 1) this.scheduleIdleCheck(documentName);
+  async onDisconnect({ documentName, document }: onDisconnectPayload): Promise<void> {
+    if (othersThanServices(document) === 0) this.scheduleIdleCheck(documentName);
   }
 
   /** Starts the kernel of a workspace unless it runs. Resolves when it serves requests. */
@@ -121,8 +122,7 @@ export class KernelManager implements Extension {
       const k = this.kernels.get(id);
       if (!k) return;
       const doc = this.hocuspocus?.documents.get(id);
-      const others = (doc?.getConnectionsCount() ?? 0) - 1;
-      if (others > 0 || k.kernel.busy) return this.scheduleIdleCheck(id);
+      if ((doc && othersThanServices(doc) > 0) || k.kernel.busy) return this.scheduleIdleCheck(id);
       void this.stop(id);
     }, this.opts.idleMs);
     t.unref();
@@ -147,6 +147,15 @@ export class KernelManager implements Extension {
     this.closing = true;
     await Promise.all([...this.kernels.keys()].map((id) => this.stop(id)));
   }
+}
+
+/**
+ * What keeps a kernel alive besides its own work: people's connections and the server's direct
+ * connections (HTTP handlers at work, y-websocket peers). Service peers — the kernel itself, the
+ * agent — do not: an agent left alone in a workspace must not keep its kernel running forever.
+ */
+function othersThanServices(doc: Document): number {
+  return peopleConnected(doc) + doc.directConnectionsCount;
 }
 
 /**
