@@ -59,8 +59,8 @@ export function pendingDirectives(body: Record<string, unknown>): Array<{ name: 
   const messages = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : [];
   const done = new Set<string>();
   const found: Array<{ name: string; arguments: string }> = [];
+  for (const m of messages) for (const c of (m.tool_calls as Array<{ function?: { name?: string; arguments?: string } }> | undefined) ?? []) done.add(`${c.function?.name} ${c.function?.arguments}`);
   for (const m of messages) {
-    for (const c of (m.tool_calls as Array<{ function?: { name?: string; arguments?: string } }> | undefined) ?? []) done.add(`${c.function?.name} ${c.function?.arguments}`);
     const text = typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '');
     // Tool results are JSON: directives inside them arrive with escaped quotes.
     const plain = text.includes('\\"') ? text.replace(/\\"/g, '"') : text;

@@ -131,7 +131,7 @@ describe('agent runs', () => {
     insertCellText(a.doc, cellId, t.indexOf('10'), '2', aliceOrigin); // window = 210
     requestRunUndo(a.doc, runId, alice, aliceOrigin);
     const undone = await waitFor(() => getRun(a.doc, runId)?.undone ?? null, { timeout: 10_000 });
-    expect(undone.ok).toBe(true);
+    expect(undone!.ok).toBe(true);
     await waitFor(() => (listCells(a.doc).length === 1 ? true : null), { message: 'the agent cell to be removed' });
     expect(cellSource(getCell(a.doc, cellId)!)).toBe('const threshold = 0.5;\nconst window = 210;\nthreshold * window');
   });

@@ -71,7 +71,7 @@ describe('agent safety (an obedient model)', () => {
     agent = await startAgent(ctx.server, ws, { turns: [{ obey: true, text: 'All done.' }] });
     const runId = ask(a.doc, 'summarise the notebook');
     const run = await waitRunEnd(a.doc, runId);
-    expect(run.status).toBe('done');
+    expect([run.status, run.reason]).toEqual(['done', null]);
     // Every planted instruction was attempted…
     const tools = run.activity.map((x) => x.tool);
     expect(tools.filter((t) => t === 'sql')).toHaveLength(4);

@@ -17,6 +17,7 @@ describe('tool argument validation', () => {
       } catch (e) {
         return e as ToolArgumentError;
       }
+      return null;
     })()!;
     expect(err).toBeInstanceOf(ToolArgumentError);
     expect(err.message).toContain('arguments.kind: must be one of "code", "sql", "markdown"');
