@@ -13,7 +13,12 @@ export interface ScriptedToolCall {
 }
 
 export interface ScriptedTurn {
-  match?: { lastUserContains?: string };
+  /**
+   * Which requests the turn answers: the last user message contains `lastUserContains`, and/or the
+   * conversation holds exactly `afterTools` tool results (with `repeat`, this keys multi-step
+   * scripts that can be replayed: step n answers the request that follows n tool results).
+   */
+  match?: { lastUserContains?: string; afterTools?: number };
   text?: string;
   toolCalls?: ScriptedToolCall[];
   /** Characters per streamed piece (default 8). */

@@ -35,6 +35,10 @@ function pieces(s: string, size: number): string[] {
   return out;
 }
 
+function toolResults(body: Record<string, unknown>): number {
+  return Array.isArray(body.messages) ? (body.messages as Array<{ role?: string }>).filter((m) => m?.role === 'tool').length : 0;
+}
+
 function lastUserText(body: Record<string, unknown>): string {
   const msgs = Array.isArray(body.messages) ? (body.messages as Array<{ role?: string; content?: unknown }>) : [];
   for (let i = msgs.length - 1; i >= 0; i--) {
@@ -116,6 +120,7 @@ export async function startScriptedLlm(scenario: Scenario, port = 0): Promise<Sc
       if (used.has(i)) continue;
       const m = scenario.turns[i]!.match;
       if (m?.lastUserContains !== undefined && !text.includes(m.lastUserContains)) continue;
+      if (m?.afterTools !== undefined && toolResults(body) !== m.afterTools) continue;
       return i;
     }
     return -1;
