@@ -7,7 +7,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['shared/test/**/*.test.ts', 'server/test/unit/**/*.test.ts', 'agent/test/unit/**/*.test.ts'],
+          include: ['shared/test/**/*.test.ts', 'server/test/unit/**/*.test.ts', 'agent/test/unit/**/*.test.ts', 'client/test/**/*.test.ts'],
           environment: 'node',
         },
       },

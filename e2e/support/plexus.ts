@@ -155,7 +155,8 @@ export class Plexus {
   }
 }
 
-async function until(fn: () => boolean, what: string, timeout = 15_000): Promise<void> {
+/** Polls `fn` until it returns true (or throws), failing after `timeout` ms. */
+export async function until(fn: () => boolean, what: string, timeout = 15_000): Promise<void> {
   const end = Date.now() + timeout;
   while (!fn()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

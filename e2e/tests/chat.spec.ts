@@ -13,7 +13,7 @@ test('chat: alice posts, bob sees it with her name; bob answers, alice sees his'
   await alice.page.getByTestId('chat-input').fill(hello);
   await alice.page.getByTestId('chat-input').press('Enter');
   // Sent: the composer is cleared and the message is in alice's list.
-  await expect(alice.page.getByTestId('chat-input')).toHaveValue('');
+  await expect(alice.page.getByTestId('chat-input')).toHaveText('');
   await expect(alice.page.getByTestId('chat-message')).toHaveCount(1);
 
   const atBob = bob.page.getByTestId('chat-message');

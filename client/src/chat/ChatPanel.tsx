@@ -1,12 +1,17 @@
 /**
- * The chat panel: the newest messages (older ones on request), kept scrolled to the newest one
- * unless the reader has scrolled up, and the composer.
+ * The chat panel: the agent's status and mode, the newest messages (older ones on request) in
+ * threads, kept scrolled to the newest one unless the reader has scrolled up, and the composer.
+ * Ctrl/Cmd+. stops the newest agent run that is still going (Escape never does).
  */
-import { useLayoutEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { canWrite, isFinished, requestRunStop } from '@plexus/shared';
 import { useSession } from '../collab/context.tsx';
 import { useLocalUser } from '../state/user.ts';
+import { AgentHeader } from '../agent/AgentHeader.tsx';
+import { useRuns } from '../agent/useAgent.ts';
 import { ChatMessage } from './ChatMessage.tsx';
 import { Composer } from './Composer.tsx';
+import { threadOrder } from './thread.ts';
 import { useMessages } from './useMessages.ts';
 
 const PAGE = 200;
@@ -18,6 +23,8 @@ export function ChatPanel() {
   const userId = useLocalUser((s) => s.user.id);
   const [limit, setLimit] = useState(PAGE);
   const { messages, total } = useMessages(session.doc, limit);
+  const runs = useRuns(session.doc);
+  const threaded = useMemo(() => threadOrder(messages), [messages]);
   const listRef = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   // Something arrived while the reader was scrolled up: offer a way back down.
@@ -36,27 +43,46 @@ export function ChatPanel() {
     setUnseen(false);
   };
 
-  // After every change (new message, streamed text), follow the newest unless scrolled up.
+  // After every change (new message, streamed text, run progress), follow the newest unless scrolled up.
   useLayoutEffect(() => {
     const el = listRef.current;
     if (!el) return;
     if (stick.current) el.scrollTop = el.scrollHeight;
     else setUnseen(true);
-  }, [messages]);
+  }, [messages, runs]);
+
+  // Ctrl/Cmd+. stops the newest run still going, wherever the focus is.
+  const runsRef = useRef(runs);
+  runsRef.current = runs;
+  useEffect(() => {
+    if (!canWrite(session.role)) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || e.altKey || e.key !== '.') return;
+      const live = runsRef.current.all.filter((r) => !isFinished(r.status) && !r.stop);
+      const newest = live[live.length - 1];
+      if (!newest) return;
+      e.preventDefault();
+      const user = useLocalUser.getState().user;
+      requestRunStop(session.doc, newest.id, { id: user.id, name: user.name }, session.origin);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [session]);
 
   return (
     <div className="chat-panel" data-testid="chat-panel">
       <div className="panel-title">Chat</div>
+      <AgentHeader />
       <div className="chat-list" ref={listRef} onScroll={onScroll} data-testid="chat-list">
         {total > messages.length && (
           <button className="link-btn chat-older" onClick={() => setLimit((l) => l + PAGE)}>
             Show earlier messages ({total - messages.length})
           </button>
         )}
-        {messages.length === 0 && <p className="chat-empty">No messages yet. Say hello to your collaborators.</p>}
+        {messages.length === 0 && <p className="chat-empty">No messages yet. Say hello to your collaborators, or ask @agent.</p>}
         <ul>
-          {messages.map((m) => (
-            <ChatMessage key={m.id} m={m} own={m.author.id === userId} />
+          {threaded.map(({ m, reply }) => (
+            <ChatMessage key={m.id} m={m} own={m.author.id === userId} run={runs.byMessage.get(m.id) ?? null} reply={reply} />
           ))}
         </ul>
       </div>

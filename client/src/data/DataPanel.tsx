@@ -4,15 +4,18 @@
  * picker, the uploads in progress (progress bar, cancel, the server's error) and delete.
  * Effects: network (previews, uploads, delete).
  */
-import { useEffect, useState } from 'react';
-import type { DataTable } from '@plexus/shared';
+import { useEffect, useRef, useState } from 'react';
+import { DATA_SELECTION_FIELD, type DataTable, type Json } from '@plexus/shared';
 import { fetchPreview, deleteTable, type RowsPage } from '../api/notebook.ts';
 import { useApiToken } from '../api/tokenContext.ts';
 import { useCanEdit, useSession } from '../collab/context.tsx';
+import type { WorkspaceSession } from '../collab/session.ts';
 import { Pager, PAGE_ROWS, RowsTable } from '../notebook/outputs/TableOutput.tsx';
 import { UPLOAD_ACCEPT, useUploads } from './uploads.ts';
 import { useTables } from './useTables.ts';
 import { UploadList } from './UploadList.tsx';
+import { useAgentUi } from '../agent/agentUi.ts';
+import { clickRow, EMPTY_SELECTION, selectionField, type RowSelection } from './rowSelection.ts';
 
 /** "1.2 MB". Pure. */
 export function formatBytes(n: number): string {
@@ -20,6 +23,10 @@ export function formatBytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
+
+/** The table whose rows the local awareness currently publishes as selected, if any. */
+const publishedTable = (session: WorkspaceSession): string | undefined =>
+  ((session.awareness.getLocalState() as Record<string, unknown> | null)?.[DATA_SELECTION_FIELD] as { table?: string } | null | undefined)?.table;
 
 function Preview({ table }: { table: DataTable }) {
   const token = useApiToken();
@@ -34,11 +41,44 @@ function Preview({ table }: { table: DataTable }) {
     return () => ctl.abort();
   }, [token, session, table.name, table.created, offset]);
   const current = page && page.offset === offset ? page : null;
+
+  // Selected rows go to the awareness (the agent reads the asker's), with the values of rows seen.
+  const [selection, setSelection] = useState<RowSelection>(EMPTY_SELECTION);
+  const known = useRef(new Map<number, Record<string, Json>>());
+  useEffect(() => {
+    if (current) current.rows.forEach((r, i) => known.current.set(current.offset + i, r));
+  }, [current]);
+  useEffect(() => {
+    const field = selectionField(table.name, selection, known.current);
+    if (field || publishedTable(session) === table.name) session.awareness.setLocalStateField(DATA_SELECTION_FIELD, field);
+  }, [session, table.name, selection]);
+  // Closing the preview clears what this preview published (another one may have published since).
+  useEffect(
+    () => () => {
+      if (publishedTable(session) === table.name) session.awareness.setLocalStateField(DATA_SELECTION_FIELD, null);
+    },
+    [session, table.name],
+  );
+
   return (
     <div className="data-preview" data-testid="data-preview">
       <Pager offset={offset} shown={current?.rows.length ?? 0} total={current?.totalRows ?? table.rows} canPage loading={!current && !error} onOffset={setOffset} />
+      {selection.rows.size > 0 && (
+        <span className="muted data-selected" data-testid="data-selected">
+          {selection.rows.size} selected{' '}
+          <button className="link-btn" onClick={() => setSelection(EMPTY_SELECTION)}>
+            clear
+          </button>
+        </span>
+      )}
       {error && <div className="out-error">{error}</div>}
-      {current && <RowsTable columns={current.columns} rows={current.rows} />}
+      {current && (
+        <RowsTable
+          columns={current.columns}
+          rows={current.rows}
+          selection={{ offset: current.offset, selected: selection.rows, onRowClick: (row, e) => setSelection((s) => clickRow(s, row, e)) }}
+        />
+      )}
     </div>
   );
 }
@@ -48,12 +88,20 @@ function TableRow({ table, canEdit }: { table: DataTable; canEdit: boolean }) {
   const session = useSession();
   const [open, setOpen] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // A chat button asked to show this table.
+  const openRequest = useAgentUi((s) => s.openTable);
+  const rowRef = useRef<HTMLLIElement>(null);
+  useEffect(() => {
+    if (openRequest?.target !== table.name) return;
+    setOpen(true);
+    rowRef.current?.scrollIntoView({ block: 'nearest' });
+  }, [openRequest, table.name]);
   const remove = () => {
     if (!window.confirm(`Delete the table "${table.name}" for everyone?`)) return;
     deleteTable(token, session.workspace.id, table.name).catch((e: Error) => setError(e.message));
   };
   return (
-    <li className="data-table" data-testid="data-table" data-name={table.name}>
+    <li className="data-table" data-testid="data-table" data-name={table.name} ref={rowRef}>
       <div className="data-table-head">
         <button className="link-btn data-name" data-testid="data-table-open" aria-expanded={open} onClick={() => setOpen(!open)}>
           {open ? '▾' : '▸'} {table.name}

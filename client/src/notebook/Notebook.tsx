@@ -10,6 +10,7 @@ import { MountScheduler } from './mountScheduler.ts';
 import { NotebookContext, NotebookController } from './controller.ts';
 import { handleNotebookKey } from './shortcuts.ts';
 import { useCellList } from './useCellList.ts';
+import { useAgentUi } from '../agent/agentUi.ts';
 
 /** Cells rendered in the first commit; the rest follow in idle-time chunks. */
 const FIRST_CHUNK = 60;
@@ -46,6 +47,12 @@ export function Notebook() {
     setController(new NotebookController(session, scheduler));
     return () => scheduler.destroy();
   }, [session]);
+
+  // Chat buttons (a suggested "focus cell", an accepted new cell) bring a cell into view.
+  const focusRequest = useAgentUi((s) => s.focusCell);
+  useEffect(() => {
+    if (controller && focusRequest) controller.focusCell(focusRequest.target);
+  }, [controller, focusRequest]);
 
   useEffect(() => {
     const el = scrollRef.current;

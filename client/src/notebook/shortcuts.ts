@@ -21,6 +21,8 @@ export const SHORTCUTS: ShortcutHelp[] = [
   { keys: '↑ / ↓', what: 'Select the previous / next cell (cell selected, not editing)' },
   { keys: 'Ctrl+Z / Ctrl+Shift+Z', what: 'In an editor: undo / redo your typing in that cell' },
   { keys: 'Ctrl+Z / Ctrl+Shift+Z', what: 'Outside editors: undo / redo your cell changes (add, delete, move, kind)' },
+  { keys: 'Ctrl+.', what: 'Stop the newest running agent run (Esc never stops the agent)' },
+  { keys: '@agent', what: 'In the chat: address the agent (↑ / ↓ and Enter pick, Esc closes the list)' },
   { keys: '?', what: 'Show this help' },
 ];
 

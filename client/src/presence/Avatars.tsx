@@ -19,13 +19,14 @@ export function Avatars({ awareness }: { awareness: Awareness }) {
       {people.map((p) => (
         <span
           key={p.user.id}
-          className={`avatar${p.self ? ' is-self' : ''}${p.user.role === 'viewer' ? ' is-viewer' : ''}`}
+          className={`avatar${p.self ? ' is-self' : ''}${p.user.role === 'viewer' ? ' is-viewer' : ''}${p.user.kind === 'agent' ? ' is-agent' : ''}`}
           data-testid="avatar"
           data-self={p.self ? 'true' : undefined}
-          title={p.user.name}
+          data-kind={p.user.kind}
+          title={p.user.kind === 'agent' ? `${p.user.name} (agent)` : p.user.name}
           style={{ backgroundColor: p.user.color }}
         >
-          {initials(p.user.name)}
+          {p.user.kind === 'agent' ? '✦' : initials(p.user.name)}
         </span>
       ))}
     </div>

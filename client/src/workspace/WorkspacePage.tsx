@@ -4,6 +4,7 @@
  */
 import { useEffect, useState } from 'react';
 import type { Role } from '@plexus/shared';
+import { agentTestHooks, type AgentTestHooks } from '../agent/testHooks.ts';
 import { ApiError } from '../api/http.ts';
 import { forgetToken, linkTokenProblem, tokenFor } from '../api/tokens.ts';
 import { getWorkspace, type Workspace } from '../api/workspaces.ts';
@@ -18,7 +19,7 @@ import { WorkspaceLayout } from './WorkspaceLayout.tsx';
 declare global {
   interface Window {
     /** Read-only handles for Playwright tests. */
-    __plexus?: { doc: unknown; provider: unknown; awareness: unknown; role: Role; session: WorkspaceSession };
+    __plexus?: { doc: unknown; provider: unknown; awareness: unknown; role: Role; session: WorkspaceSession; agent: AgentTestHooks };
   }
 }
 
@@ -76,7 +77,7 @@ function SessionView({ workspace, role, token }: { workspace: Workspace; role: R
   useEffect(() => {
     const s = new WorkspaceSession(workspace, role, token, useLocalUser.getState().user);
     setSession(s);
-    window.__plexus = { doc: s.doc, provider: s.provider, awareness: s.awareness, role, session: s };
+    window.__plexus = { doc: s.doc, provider: s.provider, awareness: s.awareness, role, session: s, agent: agentTestHooks(s) };
     return () => {
       if (window.__plexus?.session === s) delete window.__plexus;
       s.destroy();

@@ -15,11 +15,18 @@ export const PAGE_ROWS = 50;
 
 const cellText = (v: Json | undefined): string => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
-/** A plain table with its column types in the header. */
-export function RowsTable({ columns, rows }: { columns: TableColumn[]; rows: Array<Record<string, Json>> }) {
+/** Selectable rows (data previews): `offset` is the absolute index of the first row shown. */
+export interface RowSelectionProps {
+  offset: number;
+  selected: ReadonlySet<number>;
+  onRowClick(row: number, e: { shiftKey: boolean; ctrlKey: boolean; metaKey: boolean }): void;
+}
+
+/** A plain table with its column types in the header; rows are selectable when `selection` is given. */
+export function RowsTable({ columns, rows, selection }: { columns: TableColumn[]; rows: Array<Record<string, Json>>; selection?: RowSelectionProps }) {
   return (
     <div className="table-scroll">
-      <table className="out-table-grid">
+      <table className="out-table-grid" aria-multiselectable={selection ? true : undefined} role={selection ? 'grid' : undefined}>
         <thead>
           <tr>
             {columns.map((c) => (
@@ -31,7 +38,16 @@ export function RowsTable({ columns, rows }: { columns: TableColumn[]; rows: Arr
         </thead>
         <tbody>
           {rows.map((r, i) => (
-            <tr key={i}>
+            <tr
+              key={i}
+              {...(selection && {
+                'data-row': selection.offset + i,
+                'aria-selected': selection.selected.has(selection.offset + i),
+                className: `is-selectable${selection.selected.has(selection.offset + i) ? ' is-selected' : ''}`,
+                onMouseDown: (e: { shiftKey: boolean; preventDefault(): void }) => e.shiftKey && e.preventDefault(),
+                onClick: (e: { shiftKey: boolean; ctrlKey: boolean; metaKey: boolean }) => selection.onRowClick(selection.offset + i, e),
+              })}
+            >
               {columns.map((c) => (
                 <td key={c.name}>{cellText(r[c.name])}</td>
               ))}

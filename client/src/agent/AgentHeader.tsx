@@ -1,0 +1,68 @@
+/**
+ * The agent's line in the chat header: "Agent ready (model …)" when an agent peer is in the
+ * awareness, otherwise how to enable it (highlighted when someone just addressed it); and the
+ * workspace setting "Agent edits: Directly / Propose changes" (writers change it, all see it).
+ */
+import { useEffect, useState } from 'react';
+import { canWrite, setSetting, type WorkspaceSettings } from '@plexus/shared';
+import { useSession } from '../collab/context.tsx';
+import { useAgentUi } from './agentUi.ts';
+import { useAgentPeer, useSettings } from './useAgent.ts';
+
+export const AGENT_OFFLINE_HINT =
+  'Agent offline — set OPENAI_API_KEY (and OPENAI_BASE_URL for another OpenAI-compatible endpoint) and restart Plexus to enable it.';
+
+const MODES: Array<{ mode: WorkspaceSettings['agentMode']; label: string; title: string }> = [
+  { mode: 'direct', label: 'Directly', title: 'The agent changes the workspace itself (destructive changes still need an Accept)' },
+  { mode: 'propose', label: 'Propose changes', title: 'The agent proposes every change as a card someone accepts' },
+];
+
+export function AgentHeader() {
+  const session = useSession();
+  const peer = useAgentPeer(session.awareness);
+  const settings = useSettings(session.doc);
+  const nudge = useAgentUi((s) => s.offlineNudge);
+  const [highlight, setHighlight] = useState(false);
+  useEffect(() => {
+    if (!nudge) return;
+    setHighlight(true);
+    const t = setTimeout(() => setHighlight(false), 6000);
+    return () => clearTimeout(t);
+  }, [nudge]);
+  const writer = canWrite(session.role);
+  return (
+    <div className="agent-header">
+      {peer ? (
+        <div className="agent-ready" data-testid="agent-ready">
+          <span className="dot" style={{ backgroundColor: peer.color }} aria-hidden="true" />
+          {peer.name} ready{peer.model ? ` (model ${peer.model})` : ''}
+        </div>
+      ) : (
+        <div className={`agent-offline${highlight ? ' is-highlighted' : ''}`} data-testid="agent-offline" data-highlighted={highlight ? 'true' : undefined} role={highlight ? 'alert' : undefined}>
+          {AGENT_OFFLINE_HINT}
+        </div>
+      )}
+      <div className="agent-mode" role="group" aria-label="Agent edits" data-testid="agent-mode" data-mode={settings.agentMode}>
+        <span className="muted">Agent edits:</span>
+        {writer ? (
+          <span className="segmented">
+            {MODES.map((m) => (
+              <button
+                key={m.mode}
+                className={`btn btn-small${settings.agentMode === m.mode ? ' is-on' : ''}`}
+                aria-pressed={settings.agentMode === m.mode}
+                data-testid={`agent-mode-${m.mode}`}
+                title={m.title}
+                onClick={() => settings.agentMode !== m.mode && setSetting(session.doc, 'agentMode', m.mode, session.origin)}
+              >
+                {m.label}
+              </button>
+            ))}
+          </span>
+        ) : (
+          <strong data-testid="agent-mode-value">{MODES.find((m) => m.mode === settings.agentMode)?.label}</strong>
+        )}
+      </div>
+    </div>
+  );
+}
