@@ -1,0 +1,91 @@
+/**
+ * The real agent process (as `npm start` runs it) against the scripted OpenAI-compatible model, in
+ * two browsers: both watch the answer stream and the agent's new cell appear and run; a proposal
+ * accepted by one is applied for the other; Stop pressed by the second person stops a run the
+ * first one started.
+ */
+import type { Page } from '@playwright/test';
+import { docCellIds, expect, test, uniq } from '../support/plexus.ts';
+import { aliceAndBob, output } from '../support/notebook.ts';
+import { startAgentProcess, type AgentProcess } from '../support/agent.ts';
+
+let agent: AgentProcess;
+test.beforeAll(async () => {
+  agent = await startAgentProcess('e2e.json');
+});
+test.afterAll(async () => {
+  await agent?.stop();
+});
+
+async function ask(page: Page, text: string): Promise<string> {
+  const input = page.getByTestId('chat-input');
+  await input.click();
+  await page.keyboard.type('@ag');
+  await expect(page.getByTestId('mention-option')).toHaveText(/@agent/);
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+  await expect(input).toHaveText('');
+  const msg = page.getByTestId('chat-message').filter({ hasText: text }).last();
+  return (await msg.getAttribute('data-run-id'))!;
+}
+
+const answer = (page: Page, runId: string) => page.locator(`[data-testid="chat-message"][data-run-id="${runId}"]`).filter({ has: page.getByTestId('agent-run') }).last();
+
+test('both people watch the answer stream and the agent’s cell appear and run', async ({ plexus, actor }) => {
+  const { alice, bob } = await aliceAndBob(plexus, actor, `agent live ${uniq()}`, []);
+  for (const p of [alice.page, bob.page]) await expect(p.getByTestId('agent-ready')).toBeVisible({ timeout: 15_000 });
+  await alice.page.getByTestId('agent-mode-direct').click();
+  await expect(bob.page.getByTestId('agent-mode')).toHaveAttribute('data-mode', 'direct');
+  const runId = await ask(alice.page, 'what is the total of 3, 4 and 5?');
+  // Bob watches the answer grow: he sees a part of it before it is complete.
+  const atBob = answer(bob.page, runId);
+  await expect(atBob).toContainText('I will add it up', { timeout: 20_000 });
+  const partial = (await atBob.locator('.chat-text').textContent()) ?? '';
+  expect(partial).not.toContain('The total is');
+  // The agent's cell appears for both, runs on the kernel, and its output reaches both.
+  for (const p of [alice.page, bob.page]) {
+    await expect.poll(async () => (await docCellIds(p)).length, { timeout: 20_000 }).toBe(1);
+    const [cell] = await docCellIds(p);
+    await expect(output(p, cell!, 'output-text')).toHaveText('12', { timeout: 20_000 });
+    await expect(answer(p, runId)).toContainText('The total is **12**', { timeout: 20_000 });
+    await expect(answer(p, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', 'done');
+    await expect(answer(p, runId).getByTestId('agent-activity')).toHaveCount(2);
+  }
+  await expect(answer(bob.page, runId).getByTestId('agent-activity').first()).toContainText('create_cell');
+});
+
+test('Alice accepts the agent’s proposal; Bob sees the card resolve and the cell', async ({ plexus, actor }) => {
+  const { alice, bob } = await aliceAndBob(plexus, actor, `agent propose ${uniq()}`, []);
+  await expect(alice.page.getByTestId('agent-ready')).toBeVisible({ timeout: 15_000 });
+  await alice.page.getByTestId('agent-mode-propose').click();
+  await expect(bob.page.getByTestId('agent-mode')).toHaveAttribute('data-mode', 'propose');
+  const runId = await ask(alice.page, 'what is the total of 3, 4 and 5?');
+  const card = (p: Page) => p.getByTestId('agent-proposal').last();
+  await expect(card(bob.page)).toBeVisible({ timeout: 20_000 });
+  await expect(card(bob.page).getByTestId('proposal-source')).toContainText('reduce');
+  expect(await docCellIds(bob.page)).toEqual([]);
+  await card(alice.page).getByTestId('proposal-accept').click();
+  await expect(card(bob.page).getByTestId('proposal-outcome')).toContainText('Accepted by Alice');
+  await expect.poll(async () => (await docCellIds(bob.page)).length).toBe(1);
+  // The run itself goes on (running the cell it proposed fails or succeeds, but it ends).
+  await expect(answer(bob.page, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', /done|stopped|error/, { timeout: 30_000 });
+});
+
+test('Bob stops a run Alice started', async ({ plexus, actor }) => {
+  const { alice, bob } = await aliceAndBob(plexus, actor, `agent stop ${uniq()}`, []);
+  await expect(alice.page.getByTestId('agent-ready')).toBeVisible({ timeout: 15_000 });
+  const runId = await ask(alice.page, 'write an essay on calcium imaging');
+  const atBob = answer(bob.page, runId);
+  await expect(atBob).toContainText('Calcium imaging records', { timeout: 20_000 });
+  await atBob.getByTestId('agent-run-stop').click();
+  for (const p of [alice.page, bob.page]) {
+    await expect(answer(p, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', 'stopped', { timeout: 5000 });
+    await expect(answer(p, runId)).toContainText('stopped by Bob');
+  }
+  // Nothing more is written after the stop.
+  const text = await answer(alice.page, runId).locator('.chat-text').textContent();
+  await alice.page.waitForTimeout(500);
+  expect(await answer(alice.page, runId).locator('.chat-text').textContent()).toBe(text);
+  expect(agent.llm.requests.some((r) => r.aborted)).toBe(true);
+});
