@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import {
-  cellSource, getCell, getRun, listCells, listMessages, readCellRun, requestRunStop, requestRunUndo, setSetting, insertCellText,
+  cellSource, getCell, getRun, listCells, listMessages, readCellRun, requestRunStop, requestRunUndo, setSetting, insertCellText, userOrigin,
 } from '@plexus/shared';
 import { kernelSuite, newWorkspace, client, addCell } from '../../../server/test/kernel-helpers.ts';
 import { waitFor } from '../../../server/test/helpers.ts';
@@ -169,6 +169,32 @@ describe('agent runs', () => {
     expect(bodies).toHaveLength(6);
     expect(bodies[3]!.messages.some((m) => m.role === 'system' && m.content.includes('steps left'))).toBe(true);
     expect(bodies[5]!.tool_choice).toBe('none');
+  });
+
+  it('two people asking at once get two runs, each answered in its own thread', async () => {
+    const { ws, a } = await workspace();
+    const b = await client(ctx.server, ws, ctx.clients);
+    agent = await startAgent(ctx.server, ws, {
+      turns: [
+        { match: { lastUserContains: 'mean' }, text: 'The mean is 2.', chunkSize: 2, delayMs: 10 },
+        { match: { lastUserContains: 'max' }, text: 'The max is 3.', chunkSize: 2, delayMs: 10 },
+      ],
+    });
+    const bob = { id: 'bob', name: 'Bob' };
+    const r1 = ask(a.doc, 'what is the mean?');
+    const r2 = ask(b.doc, 'what is the max?', bob, userOrigin('bob', 'Bob'));
+    const [one, two] = await Promise.all([waitRunEnd(a.doc, r1), waitRunEnd(a.doc, r2)]);
+    expect([one.status, two.status]).toEqual(['done', 'done']);
+    expect(two.request.by).toEqual(bob);
+    const msgs = listMessages(a.doc);
+    const reply = (r: typeof one) => msgs.find((m) => m.id === r.replyId)!;
+    expect(reply(one).text).toBe('The mean is 2.');
+    expect(reply(two).text).toBe('The max is 3.');
+    expect(reply(one).replyTo).toBe(one.request.messageId);
+    expect(reply(two).replyTo).toBe(two.request.messageId);
+    // They ran at the same time (each started before the other ended).
+    expect(one.startedAt!).toBeLessThan(two.endedAt!);
+    expect(two.startedAt!).toBeLessThan(one.endedAt!);
   });
 
   it('a restarted agent gets a new Yjs client id, fails the run it was doing, and serves new requests', async () => {
