@@ -68,6 +68,16 @@ describe('agent runs', () => {
       { turns: [{ toolCalls: [{ name: 'get_cell', arguments: { cell_id: cellId } }] }, { toolCalls: [{ name: 'update_cell', arguments: { cell_id: cellId, source: rewritten } }] }, { text: 'Done.' }] },
       { PLEXUS_AGENT_TYPING_CHARS: '2', PLEXUS_AGENT_TYPING_PAUSE_MS: '5' },
     );
+    // Alice's client watches the agent's presence: focus on the cell, caret inside its text.
+    const seenPresence: string[] = [];
+    a.provider.awareness!.on('change', () => {
+      for (const st of a.provider.awareness!.getStates().values()) {
+        const s = st as { user?: { kind?: string; name?: string }; focus?: { cellId?: string }; cursor?: { head?: unknown } };
+        if (s.user?.kind !== 'agent' || !s.cursor?.head) continue;
+        const pos = Y.createAbsolutePositionFromRelativePosition(Y.createRelativePositionFromJSON(s.cursor.head), a.doc);
+        if (pos && pos.type === getCell(a.doc, cellId)!.map.get('source') && s.focus?.cellId === cellId) seenPresence.push(`${s.user.name}@${pos.index}`);
+      }
+    });
     const runId = ask(a.doc, 'use Math.PI');
     // Alice types at the end of the cell while the agent types in the middle.
     await waitFor(() => (getRun(a.doc, runId)?.activity.some((x) => x.tool === 'update_cell') ? true : null), { timeout: 20_000 });
@@ -81,6 +91,8 @@ describe('agent runs', () => {
     expect(run.status).toBe('done');
     await waitFor(() => (cellSource(getCell(agent!.peer.doc, cellId)!) === cellSource(getCell(a.doc, cellId)!) ? true : null));
     expect(cellSource(getCell(a.doc, cellId)!)).toBe(rewritten + typed);
+    expect(seenPresence.length).toBeGreaterThan(0);
+    expect(seenPresence[0]).toMatch(/^Plexus agent@\d+$/);
   });
 
   it('Stop during a long model stream ends the run as stopped within its stream, keeping the partial answer', async () => {
