@@ -3,8 +3,10 @@
  * client playing a person, the scripted OpenAI-compatible model, and the real agent peer (real
  * `openai` client, real tools) joined to the workspace with a service token.
  */
+import { afterEach } from 'vitest';
 import type * as Y from 'yjs';
-import { getRun, postMessage, requestAgentRun, userOrigin, type RunView } from '@plexus/shared';
+import { getRun, postMessage, requestAgentRun, setSetting, userOrigin, type RunView } from '@plexus/shared';
+import { client, kernelSuite, newWorkspace } from '../../server/test/kernel-helpers.ts';
 import type { PlexusServer } from '../../server/src/app.ts';
 import { waitFor } from '../../server/test/helpers.ts';
 import { loadAgentConfig, type AgentConfig } from '../src/config.ts';
@@ -64,4 +66,31 @@ export function waitRunEnd(doc: Y.Doc, runId: string, timeout = 30_000): Promise
     const r = getRun(doc, runId);
     return ended(r) ? r : null;
   }, { timeout, message: `run ${runId} to end`, interval: 5 }) as Promise<RunView>;
+}
+
+/**
+ * One server with its kernel for a test file, workspaces with Alice connected in a chosen agent
+ * mode, and the agent under test (closed after each test).
+ */
+export function agentSuite() {
+  const ctx = kernelSuite();
+  const suite = {
+    ctx,
+    agent: undefined as AgentUnderTest | undefined,
+    async workspace(mode: 'direct' | 'propose' = 'direct') {
+      const ws = await newWorkspace(ctx.server);
+      const a = await client(ctx.server, ws, ctx.clients);
+      setSetting(a.doc, 'agentMode', mode, aliceOrigin);
+      return { ws, a };
+    },
+    async start(ws: string, scenario: Scenario, env: Record<string, string> = {}): Promise<AgentUnderTest> {
+      suite.agent = await startAgent(ctx.server, ws, scenario, env);
+      return suite.agent;
+    },
+  };
+  afterEach(async () => {
+    await suite.agent?.close();
+    suite.agent = undefined;
+  });
+  return suite;
 }

@@ -4,35 +4,26 @@
  * stream and during a tool call, Undo after a person edited the same cell, bad model output, and
  * restarts of the agent.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import {
-  cellSource, getCell, getRun, listCells, listMessages, readCellRun, requestRunStop, requestRunUndo, setSetting, insertCellText, userOrigin,
+  cellSource, getCell, getRun, listCells, listMessages, readCellRun, requestRunStop, requestRunUndo, insertCellText, userOrigin,
 } from '@plexus/shared';
-import { kernelSuite, newWorkspace, client, addCell } from '../../../server/test/kernel-helpers.ts';
+import { client, addCell } from '../../../server/test/kernel-helpers.ts';
 import { waitFor } from '../../../server/test/helpers.ts';
-import { alice, aliceOrigin, ask, startAgent, waitRunEnd, type AgentUnderTest } from '../harness.ts';
+import { alice, aliceOrigin, ask, agentSuite, waitRunEnd, type AgentUnderTest } from '../harness.ts';
 
-const ctx = kernelSuite();
+const suite = agentSuite();
+const ctx = suite.ctx;
+const workspace = suite.workspace;
 let agent: AgentUnderTest | undefined;
-afterEach(async () => {
-  await agent?.close();
-  agent = undefined;
-});
-
-async function workspace(mode: 'direct' | 'propose' = 'direct') {
-  const ws = await newWorkspace(ctx.server);
-  const a = await client(ctx.server, ws, ctx.clients);
-  setSetting(a.doc, 'agentMode', mode, aliceOrigin);
-  return { ws, a };
-}
 
 const replyText = (doc: Y.Doc, runId: string) => listMessages(doc).find((m) => m.id === getRun(doc, runId)?.replyId)?.text ?? '';
 
 describe('agent runs', () => {
   it('creates a cell, runs it on the kernel and answers with the result', async () => {
     const { ws, a } = await workspace();
-    agent = await startAgent(ctx.server, ws, {
+    agent = await suite.start(ws, {
       turns: [
         { text: 'I will compute it in a cell.', toolCalls: [{ name: 'create_cell', arguments: { kind: 'code', source: 'const answer = 6 * 7;\nanswer' } }] },
         { toolCalls: [{ name: 'run_cell', arguments: { cell_id: '$tool.cell_id' } }] },
@@ -63,8 +54,8 @@ describe('agent runs', () => {
     const original = 'function area(r) {\n  return 3.14 * r * r;\n}\narea(2)';
     const cellId = addCell(a.doc, 'code', original);
     const rewritten = 'function area(r) {\n  // exact value of pi\n  return Math.PI * r * r;\n}\narea(2)';
-    agent = await startAgent(
-      ctx.server, ws,
+    agent = await suite.start(
+      ws,
       { turns: [{ toolCalls: [{ name: 'get_cell', arguments: { cell_id: cellId } }] }, { toolCalls: [{ name: 'update_cell', arguments: { cell_id: cellId, source: rewritten } }] }, { text: 'Done.' }] },
       { PLEXUS_AGENT_TYPING_CHARS: '2', PLEXUS_AGENT_TYPING_PAUSE_MS: '5' },
     );
@@ -97,7 +88,7 @@ describe('agent runs', () => {
 
   it('Stop during a long model stream ends the run as stopped within its stream, keeping the partial answer', async () => {
     const { ws, a } = await workspace();
-    agent = await startAgent(ctx.server, ws, { turns: [{ text: 'word '.repeat(400), chunkSize: 5, delayMs: 20 }] });
+    agent = await suite.start(ws, { turns: [{ text: 'word '.repeat(400), chunkSize: 5, delayMs: 20 }] });
     const runId = ask(a.doc, 'write a long essay');
     await waitFor(() => (replyText(a.doc, runId).length > 50 ? true : null), { timeout: 20_000 });
     requestRunStop(a.doc, runId, alice, aliceOrigin);
@@ -114,7 +105,7 @@ describe('agent runs', () => {
   it('Stop during a tool call (a cell that loops) ends the run', async () => {
     const { ws, a } = await workspace();
     const loop = addCell(a.doc, 'code', 'while (true) {}');
-    agent = await startAgent(ctx.server, ws, { turns: [{ toolCalls: [{ name: 'run_cell', arguments: { cell_id: loop, timeout_s: 60 } }] }, { text: 'never reached' }] });
+    agent = await suite.start(ws, { turns: [{ toolCalls: [{ name: 'run_cell', arguments: { cell_id: loop, timeout_s: 60 } }] }, { text: 'never reached' }] });
     const runId = ask(a.doc, 'run the loop');
     await waitFor(() => (getRun(a.doc, runId)?.activity[0]?.status === 'running' ? true : null), { timeout: 20_000 });
     requestRunStop(a.doc, runId, alice, aliceOrigin);
@@ -127,7 +118,7 @@ describe('agent runs', () => {
   it('Undo run reverts exactly the run’s changes after a person edited the same cell', async () => {
     const { ws, a } = await workspace();
     const cellId = addCell(a.doc, 'code', 'const threshold = 0.5;\nconst window = 10;\nthreshold * window');
-    agent = await startAgent(ctx.server, ws, {
+    agent = await suite.start(ws, {
       turns: [
         { toolCalls: [{ name: 'replace_in_cell', arguments: { cell_id: cellId, find: 'threshold = 0.5', replace: 'threshold = 0.8' } }, { name: 'create_cell', arguments: { kind: 'markdown', source: '## Notes from the agent' } }] },
         { text: 'Changed the threshold and added notes.' },
@@ -150,7 +141,7 @@ describe('agent runs', () => {
 
   it('malformed tool arguments and unknown tools go back to the model as errors; the run goes on', async () => {
     const { ws, a } = await workspace();
-    agent = await startAgent(ctx.server, ws, {
+    agent = await suite.start(ws, {
       turns: [
         { toolCalls: [{ name: 'run_cell', arguments: '{"cell_id": ' }, { name: 'rm_rf', arguments: {} }, { name: 'create_cell', arguments: { kind: 'python', source: 1 } }] },
         { text: 'Sorry about that.' },
@@ -170,7 +161,7 @@ describe('agent runs', () => {
 
   it('an endless tool loop stops at the step budget with a visible reason, after a wrap-up hint', async () => {
     const { ws, a } = await workspace();
-    agent = await startAgent(ctx.server, ws, { turns: [{ repeat: true, toolCalls: [{ name: 'get_notebook_state', arguments: {} }] }] }, { PLEXUS_AGENT_MAX_STEPS: '6' });
+    agent = await suite.start(ws, { turns: [{ repeat: true, toolCalls: [{ name: 'get_notebook_state', arguments: {} }] }] }, { PLEXUS_AGENT_MAX_STEPS: '6' });
     const runId = ask(a.doc, 'loop forever');
     const run = await waitRunEnd(a.doc, runId);
     expect(run.status).toBe('stopped');
@@ -186,7 +177,7 @@ describe('agent runs', () => {
   it('two people asking at once get two runs, each answered in its own thread', async () => {
     const { ws, a } = await workspace();
     const b = await client(ctx.server, ws, ctx.clients);
-    agent = await startAgent(ctx.server, ws, {
+    agent = await suite.start(ws, {
       turns: [
         { match: { lastUserContains: 'mean' }, text: 'The mean is 2.', chunkSize: 2, delayMs: 10 },
         { match: { lastUserContains: 'max' }, text: 'The max is 3.', chunkSize: 2, delayMs: 10 },
@@ -211,7 +202,7 @@ describe('agent runs', () => {
 
   it('a restarted agent gets a new Yjs client id, fails the run it was doing, and serves new requests', async () => {
     const { ws, a } = await workspace();
-    agent = await startAgent(ctx.server, ws, { turns: [{ text: 'slow '.repeat(500), chunkSize: 5, delayMs: 20 }] });
+    agent = await suite.start(ws, { turns: [{ text: 'slow '.repeat(500), chunkSize: 5, delayMs: 20 }] });
     const first = agent.peer.clientId;
     const runId = ask(a.doc, 'long answer');
     await waitFor(() => (replyText(a.doc, runId).length > 20 ? true : null), { timeout: 20_000 });
@@ -221,7 +212,7 @@ describe('agent runs', () => {
     const oldPeer = agent.peer;
     (oldPeer as unknown as { closed: boolean }).closed = true;
     (oldPeer as unknown as { provider: { destroy(): void } }).provider.destroy();
-    agent = await startAgent(ctx.server, ws, { turns: [{ text: 'Back again.' }] });
+    agent = await suite.start(ws, { turns: [{ text: 'Back again.' }] });
     expect(agent.peer.clientId).not.toBe(first);
     const failed = await waitRunEnd(a.doc, runId);
     expect(failed.status).toBe('error');
