@@ -109,7 +109,12 @@ function sendError(res: ServerResponse, status: number, message: string, type = 
 }
 
 /** Starts a server answering from `scenario`; `port` 0 picks a free one. */
-export async function startScriptedLlm(scenario: Scenario, port = 0): Promise<ScriptedLlm> {
+export interface ScriptedLlmHooks {
+  /** Called as each text piece is written to the stream (epoch ms, sub-millisecond), for benchmarks. */
+  onText?: (text: string, at: number) => void;
+}
+
+export async function startScriptedLlm(scenario: Scenario, port = 0, hooks: ScriptedLlmHooks = {}): Promise<ScriptedLlm> {
   const requests: RecordedRequest[] = [];
   const used = new Set<number>();
   let counter = 0;
@@ -176,7 +181,10 @@ export async function startScriptedLlm(scenario: Scenario, port = 0): Promise<Sc
     };
     const size = Math.max(1, turn.chunkSize ?? 8);
     await send({ role: 'assistant', content: '' });
-    for (const p of pieces(turn.text ?? '', size)) await send({ content: p });
+    for (const p of pieces(turn.text ?? '', size)) {
+      hooks.onText?.(p, performance.timeOrigin + performance.now());
+      await send({ content: p });
+    }
     for (const [i, c] of calls.entries()) {
       // The first delta of a call carries its id and name; the arguments follow in fragments.
       await send({ tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] });
