@@ -40,6 +40,20 @@ export class Model {
   }
 
   async turn(input: { messages: Message[]; tools: ChatCompletionTool[]; toolChoice?: 'auto' | 'none'; signal: AbortSignal; onText: (t: string) => void }): Promise<TurnResult> {
+    // One controller per turn, linked to the run's signal and unlinked after: the SDK adds a
+    // listener to the signal it is given, which would pile up over a long run's turns.
+    const local = new AbortController();
+    const link = () => local.abort(input.signal.reason);
+    if (input.signal.aborted) link();
+    input.signal.addEventListener('abort', link, { once: true });
+    try {
+      return await this.streamTurn(input, local.signal);
+    } finally {
+      input.signal.removeEventListener('abort', link);
+    }
+  }
+
+  private async streamTurn(input: { messages: Message[]; tools: ChatCompletionTool[]; toolChoice?: 'auto' | 'none'; onText: (t: string) => void }, signal: AbortSignal): Promise<TurnResult> {
     const stream = await this.client.chat.completions.create(
       {
         model: this.config.model,
@@ -49,7 +63,7 @@ export class Model {
         stream_options: { include_usage: true },
         max_tokens: this.config.maxTokensPerTurn,
       },
-      { signal: input.signal },
+      { signal },
     );
     let text = '';
     const calls = new Map<number, ToolCall>();

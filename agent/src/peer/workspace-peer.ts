@@ -20,6 +20,8 @@ import type { Presence } from '../tools/tool.ts';
 import { ServerApi } from './server-api.ts';
 
 export const AGENT_USER_ID = 'agent';
+/** Shortest interval between two published caret positions (ms). */
+const CARET_INTERVAL_MS = 50;
 
 interface Tracked {
   origin: AgentOrigin;
@@ -173,13 +175,33 @@ export class WorkspacePeer {
     return aw ? findAskerState(aw.getStates() as Map<number, unknown>, userId) : null;
   }
 
+  private caretTimer: NodeJS.Timeout | null = null;
+  private caretPending: (() => void) | null = null;
+
+  /**
+   * Presence setters. The caret moves with every small edit; it is published at most every
+   * CARET_INTERVAL_MS (the latest position wins) so typing does not flood everyone with awareness.
+   */
   private presence(): Presence {
+    const publishCaret = (write: () => void) => {
+      if (this.caretTimer) {
+        this.caretPending = write;
+        return;
+      }
+      write();
+      this.caretTimer = setTimeout(() => {
+        this.caretTimer = null;
+        const next = this.caretPending;
+        this.caretPending = null;
+        if (next) publishCaret(next);
+      }, CARET_INTERVAL_MS);
+    };
     return {
       focus: (panel, cellId = null) => this.provider?.setAwarenessField('focus', { panel, cellId }),
       caret: (text, index = 0) => {
-        if (!text) return this.provider?.setAwarenessField('cursor', null);
+        if (!text) return publishCaret(() => this.provider?.setAwarenessField('cursor', null));
         const rel = Y.relativePositionToJSON(Y.createRelativePositionFromTypeIndex(text, index));
-        this.provider?.setAwarenessField('cursor', { anchor: rel, head: rel });
+        publishCaret(() => this.provider?.setAwarenessField('cursor', { anchor: rel, head: rel }));
       },
     };
   }
@@ -194,6 +216,7 @@ export class WorkspacePeer {
     while (this.active.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     // Let the final writes reach the server before the socket closes.
     await new Promise((r) => setTimeout(r, 100));
+    if (this.caretTimer) clearTimeout(this.caretTimer);
     this.provider?.destroy();
     this.socket?.destroy();
     for (const t of this.tracked.values()) t.undo.destroy();

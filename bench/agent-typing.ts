@@ -1,0 +1,179 @@
+/**
+ * Five people type at 5 characters/s each in the code cell the agent is rewriting (the real agent
+ * peer, its real edit engine, driven by the scripted model: `replace_in_cell` over and over, a
+ * 4-character piece per transaction, ~200 tokens/s). Measures each typist's keystroke latency
+ * (local insert → in all four other typists' replicas), with and without the agent, and checks
+ * that every typed character is in every replica exactly once (typists, agent, a fresh client of
+ * the server). The agent runs in its own process, as `npm start` runs it. Exits 1 on any lost or
+ * duplicated character (the agent's replica is checked by the agent's own edits landing intact).
+ * Run: npx tsx bench/agent-typing.ts [--seconds=60]
+ */
+import os from 'node:os';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import readline from 'node:readline';
+import type * as Y from 'yjs';
+import { cellSource, createCell, getCell, postMessage, requestAgentRun, requestRunStop, userOrigin } from '@plexus/shared';
+import type { Scenario, ScriptedTurn } from '../agent/src/scripted-llm/scenario.ts';
+import { TokenSigner } from '../server/src/auth/tokens.ts';
+import { BENCH_SECRET, connectClient, createWorkspace, fmt, machine, printTable, sleep, spawnServer, summarize, until, type BenchClient, type ChildServer } from './lib.ts';
+
+const SECONDS = Number(process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? 60);
+const TYPISTS = 5;
+/** Pause between the agent's 4-character pieces: about 200 tokens/s here. */
+const PAUSE_MS = Number(process.argv.find((a) => a.startsWith('--pause='))?.split('=')[1] ?? 5);
+const LETTERS = ['α', 'β', 'γ', 'δ', 'ε'];
+const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+const count = (s: string, ch: string) => s.split(ch).length - 1;
+
+// The region the agent rewrites: two versions of ~400 characters, with no Greek letters.
+const versionA = Array.from({ length: 10 }, (_, i) => `const a${i} = data.map((x) => x * ${i + 1});`).join('\n');
+const versionB = Array.from({ length: 10 }, (_, i) => `let b${i} = values.filter((v) => v > ${i * 3});`).join('\n');
+const header = '// Shared analysis cell. Each person types on their own line below.\n' + '// '.padEnd(600, '-') + '\n';
+
+interface Outcome {
+  latencies: number[];
+  typed: number[];
+  replicas: Array<{ name: string; text: string }>;
+  agentChars: number;
+  seconds: number;
+}
+
+async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promise<Outcome> {
+  const ws = await createWorkspace(server, `agent-typing-${withAgent}`);
+  const typists: BenchClient[] = [];
+  for (let k = 0; k < TYPISTS; k++) {
+    const c = connectClient(server.url, ws, server.token);
+    await c.synced;
+    typists.push(c);
+  }
+  const origins = typists.map((_, k) => userOrigin(`typist${k}`));
+  const source = header + LETTERS.map((l, k) => `// typist ${k}: `).join('\n') + '\n' + versionA + '\n';
+  const cellId = createCell(typists[0]!.doc, { kind: 'code', source, author: 'typist0' }, origins[0]!);
+  await until(() => typists.every((t) => getCell(t.doc, cellId) !== undefined), 10_000);
+
+  // Keystroke n of typist k is seen by replica r when r holds n+1 of k's letters.
+  const sentAt: number[][] = typists.map(() => []);
+  const seenBy: number[][][] = typists.map(() => typists.map(() => []));
+  typists.forEach((t, r) => {
+    t.doc.on('update', () => {
+      const now = performance.now();
+      const text = cellSource(getCell(t.doc, cellId)!);
+      for (let k = 0; k < TYPISTS; k++) {
+        if (k === r) continue;
+        const have = count(text, LETTERS[k]!);
+        const list = seenBy[k]![r]!;
+        while (list.length < have) list.push(now);
+      }
+    });
+  });
+
+  let agent: ChildProcessByStdio<Writable, Readable, null> | null = null;
+  let agentOut: AsyncIterator<string> | null = null;
+  let runId = '';
+  if (withAgent) {
+    // Turn n answers the request after n tool results: it swaps the region back and forth.
+    const turns: ScriptedTurn[] = Array.from({ length: 3000 }, (_, n) => ({
+      match: { afterTools: n },
+      toolCalls: [{ name: 'replace_in_cell', arguments: n % 2 === 0 ? { cell_id: cellId, find: versionA, replace: versionB } : { cell_id: cellId, find: versionB, replace: versionA } }],
+    }));
+    const token = new TokenSigner(Buffer.from(BENCH_SECRET)).sign({ ws: '*', role: 'service', sub: 'service:agent', ttlSeconds: 3600 });
+    const child = spawn(process.execPath, ['--import', 'tsx', new URL('./agent-child.ts', import.meta.url).pathname], { stdio: ['pipe', 'pipe', 'inherit'] });
+    agent = child;
+    agentOut = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const env = { PLEXUS_AGENT_TYPING_CHARS: '4', PLEXUS_AGENT_TYPING_PAUSE_MS: String(PAUSE_MS), PLEXUS_AGENT_MAX_STEPS: '5000', PLEXUS_AGENT_MAX_TOKENS: '1000000000', PLEXUS_AGENT_MAX_RUN_SECONDS: '100000' };
+    child.stdin.write(JSON.stringify({ serverUrl: server.url, workspace: ws, token, scenario: { turns } satisfies Scenario, env }) + '\n');
+    if ((await agentOut.next()).value !== 'ready') throw new Error('the agent process did not start');
+    const me = { id: 'typist0' };
+    typists[0]!.doc.transact(() => {
+      const messageId = postMessage(typists[0]!.doc, { author: { ...me, name: 'T0', kind: 'person' }, text: '@agent keep rewriting' }, origins[0]!);
+      runId = requestAgentRun(typists[0]!.doc, { by: me, messageId, text: 'keep rewriting' }, origins[0]!);
+    }, origins[0]!);
+    await sleep(1000);
+  }
+  const agentClock = async (): Promise<number> => {
+    if (!agent || !agentOut) return 0;
+    agent.stdin.write('stats\n');
+    return (JSON.parse((await agentOut.next()).value as string) as { clock: number }).clock;
+  };
+  const clockBefore = await agentClock();
+  let agentChars = 0;
+
+  // Each typist types its letter at the end of its own line, 5 per second, with jitter.
+  const started = performance.now();
+  const typed = typists.map(() => 0);
+  await Promise.all(
+    typists.map(async (t, k) => {
+      await sleep(k * 37);
+      while (performance.now() - started < SECONDS * 1000) {
+        const text = cellSource(getCell(t.doc, cellId)!);
+        const line = text.indexOf(`// typist ${k}: `);
+        const end = text.indexOf('\n', line);
+        sentAt[k]!.push(performance.now());
+        const ytext = getCell(t.doc, cellId)!.map.get('source') as Y.Text;
+        t.doc.transact(() => ytext.insert(end, LETTERS[k]!), origins[k]!);
+        typed[k]!++;
+        await sleep(200 + (Math.random() - 0.5) * 40);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  if (agent && runId) {
+    // Characters the agent inserted while people typed: its Yjs clock advanced by that much.
+    agentChars = (await agentClock()) - clockBefore;
+    requestRunStop(typists[1]!.doc, runId, { id: 'typist1' }, origins[1]!);
+  }
+  await sleep(1500);
+  const fresh = connectClient(server.url, ws, server.token);
+  await fresh.synced;
+  await sleep(500);
+  const replicas = [
+    ...typists.map((t, k) => ({ name: `typist ${k}`, text: cellSource(getCell(t.doc, cellId)!) })),
+    { name: 'server (fresh client)', text: cellSource(getCell(fresh.doc, cellId)!) },
+  ];
+  const latencies: number[] = [];
+  for (let k = 0; k < TYPISTS; k++) {
+    for (let n = 0; n < sentAt[k]!.length; n++) {
+      const arrivals = typists.map((_, r) => (r === k ? sentAt[k]![n]! : seenBy[k]![r]![n])).filter((x): x is number => x !== undefined);
+      if (arrivals.length === TYPISTS) latencies.push(Math.max(...arrivals) - sentAt[k]![n]!);
+    }
+  }
+  fresh.destroy();
+  if (agent) {
+    agent.stdin.write('stop\n');
+    await new Promise((r) => agent!.once('exit', r));
+  }
+  typists.forEach((t) => t.destroy());
+  return { latencies, typed, replicas, agentChars, seconds };
+}
+
+console.log(`five typists in the cell the agent rewrites, ${SECONDS} s each run — ${machine()}, load ${load()}`);
+const server = await spawnServer('plexus', { env: { PLEXUS_KERNEL: '0', ...(process.env.PLEXUS_COMPACT_EVERY ? { PLEXUS_COMPACT_EVERY: process.env.PLEXUS_COMPACT_EVERY } : {}) } });
+let bad = 0;
+try {
+  const rows: Array<Array<string | number>> = [];
+  const results: Record<string, Outcome> = {};
+  for (const withAgent of [false, true]) {
+    const o = await session(server, withAgent);
+    results[String(withAgent)] = o;
+    const s = summarize(Float64Array.from(o.latencies));
+    rows.push([withAgent ? 'with the agent rewriting' : 'without the agent', o.latencies.length, fmt(s.p50), fmt(s.p95), fmt(s.p99), fmt(s.max), withAgent ? `${fmt(o.agentChars / o.seconds, 0)} chars/s (${fmt(o.agentChars / o.seconds / 4, 0)} tokens/s)` : '—', load()]);
+    for (const r of o.replicas) {
+      for (let k = 0; k < TYPISTS; k++) {
+        const have = count(r.text, LETTERS[k]!);
+        if (have !== o.typed[k]) {
+          bad++;
+          console.log(`  ${withAgent ? 'with' : 'without'} agent: ${r.name} holds ${have} of typist ${k}'s ${o.typed[k]} characters`);
+        }
+      }
+      if (!r.text.includes(versionA) && !r.text.includes(versionB)) console.log(`  note: ${r.name}'s rewritten region was mid-edit when the run stopped`);
+    }
+  }
+  printTable(['run', 'keystrokes', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'agent typing rate', 'load'], rows);
+  const p99 = (k: string) => summarize(Float64Array.from(results[k]!.latencies)).p99;
+  console.log(`typists' p99 with the agent / without: ${fmt(p99('true') / p99('false'))} (aim ≤ 1.10)`);
+  console.log(`lost or duplicated characters: ${bad === 0 ? 'none' : bad + ' replica/typist mismatches'} (typed ${results['true']!.typed.reduce((a, b) => a + b, 0)} + ${results['false']!.typed.reduce((a, b) => a + b, 0)} characters)`);
+} finally {
+  await server.stop();
+}
+process.exit(bad === 0 ? 0 : 1);
