@@ -18,6 +18,8 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'notebook', args: ['bench/notebook-edit-to-visible.ts'], what: 'notebook: edit a 100-cell JS / SQL chain root in a Node client → last output visible in a browser; 10 edits/s storm' },
   { name: 'server-costs', args: ['bench/server-costs.ts'], what: 'micro-costs of the Plexus hot paths' },
   { name: 'volumes', args: ['bench/volume-serving.ts'], what: 'volume chunk serving, Plexus /volumes vs a plain Node static file server; demo dataset generation time' },
+  { name: 'agent-stream', args: ['bench/agent-stream.ts'], what: 'agent: model token → visible in another browser, 100 tokens/s, batched vs unbatched' },
+  { name: 'agent-typing', args: ['bench/agent-typing.ts', '--seconds=60', '--pause=10'], what: 'agent: five typists in the cell the agent rewrites at ~200 tokens/s; lost/duplicated characters' },
   { name: 'agent-stop', args: ['bench/agent-stop.ts'], what: 'agent: Stop pressed → run stopped, while streaming and during a tool call' },
   { name: 'kernel', args: ['bench/kernel.ts'], what: 'kernel: 100-cell chain edit-to-visible (JS, SQL), per-cell overhead, superseding, SQL over 1M-row Parquet vs plain DuckDB' },
 ];
