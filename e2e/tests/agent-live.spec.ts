@@ -48,11 +48,13 @@ test('both people watch the answer stream and the agent’s cell appear and run'
     await expect.poll(async () => (await docCellIds(p)).length, { timeout: 20_000 }).toBe(1);
     const [cell] = await docCellIds(p);
     await expect(output(p, cell!, 'output-text')).toHaveText('12', { timeout: 20_000 });
-    await expect(answer(p, runId)).toContainText('The total is **12**', { timeout: 20_000 });
+    await expect(answer(p, runId)).toContainText('The total is 12', { timeout: 20_000 });
     await expect(answer(p, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', 'done');
     await expect(answer(p, runId).getByTestId('agent-activity')).toHaveCount(2);
   }
   await expect(answer(bob.page, runId).getByTestId('agent-activity').first()).toContainText('create_cell');
+  // The answer's markdown is rendered: **12** is bold.
+  await expect(answer(bob.page, runId).locator('.chat-text strong')).toHaveText('12');
 });
 
 test('Alice accepts the agent’s proposal; Bob sees the card resolve and the cell', async ({ plexus, actor }) => {

@@ -73,6 +73,9 @@ export const ChatMessage = memo(function ChatMessage({ m, own, run, reply }: Pro
             </button>
           )}
         </div>
+        {/* An answer's run (status, Stop, plan, tool activity) sits above its text: the text grows
+            while it streams, and a Stop button below it would move away from the pointer. */}
+        {showRun && answer && <RunBlock run={run} />}
         {proposal ? (
           <ProposalCard view={proposal} />
         ) : (
@@ -81,7 +84,7 @@ export const ChatMessage = memo(function ChatMessage({ m, own, run, reply }: Pro
             <MessageText text={m.text} />
           </div>
         )}
-        {showRun && <RunBlock run={run} />}
+        {showRun && !answer && <RunBlock run={run} />}
         {suggestions && <SuggestionBar suggestions={suggestions} runId={m.runId} messageId={m.id} />}
       </div>
     </li>

@@ -206,7 +206,7 @@ function DraftComposer({ onSent }: { onSent(): void }) {
         )}
         {text === '' && (
           <div className="composer-placeholder" aria-hidden="true">
-            Message the workspace… (@agent to ask the agent; Enter to send, Shift+Enter for a new line)
+            Message… (@agent asks the agent · Shift+Enter: new line)
           </div>
         )}
         <EditorContent editor={editor} className="composer-editor" />

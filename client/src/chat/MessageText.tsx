@@ -3,9 +3,10 @@
  * links, which run to thousands of characters, are shown masked with an "Open in viewer" action
  * that loads the state into the workspace's shared viewer.
  */
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { canWrite, parseStateInput, portableState, replaceViewerState, splitLinks } from '@plexus/shared';
 import { useSession } from '../collab/context.tsx';
+import { parseInline, splitBlocks } from './markdown.ts';
 
 function OpenInViewer({ url }: { url: string }) {
   const session = useSession();
@@ -34,14 +35,27 @@ function OpenInViewer({ url }: { url: string }) {
   );
 }
 
-export function MessageText({ text }: { text: string }) {
+/** Inline markdown of a text run (bold, italic, code). */
+function InlineText({ text }: { text: string }) {
+  const spans = parseInline(text);
+  if (spans.length === 1 && spans[0]!.kind === 'text') return <>{text}</>;
+  return (
+    <>
+      {spans.map((s, i) =>
+        s.kind === 'bold' ? <strong key={i}>{s.text}</strong> : s.kind === 'italic' ? <em key={i}>{s.text}</em> : s.kind === 'code' ? <code key={i} className="chat-code">{s.text}</code> : <span key={i}>{s.text}</span>,
+      )}
+    </>
+  );
+}
+
+function TextWithLinks({ text }: { text: string }) {
   const segs = splitLinks(text);
-  if (segs.length === 1 && segs[0]!.kind === 'text') return <>{text}</>;
+  if (segs.length === 1 && segs[0]!.kind === 'text') return <InlineText text={text} />;
   return (
     <>
       {segs.map((s, i) =>
         s.kind === 'text' ? (
-          <span key={i}>{s.text}</span>
+          <InlineText key={i} text={s.text} />
         ) : s.neuroglancer ? (
           <span key={i} className="chat-ng-link" data-testid="chat-ng-link">
             <a href={s.url} target="_blank" rel="noreferrer noopener" title="Opens on the Neuroglancer host">
@@ -53,6 +67,24 @@ export function MessageText({ text }: { text: string }) {
           <a key={i} href={s.url} target="_blank" rel="noreferrer noopener">
             {s.label}
           </a>
+        ),
+      )}
+    </>
+  );
+}
+
+/** A message's text: fenced code blocks, inline markdown, links (see markdown.ts). Never HTML. */
+export function MessageText({ text }: { text: string }) {
+  const blocks = useMemo(() => splitBlocks(text), [text]);
+  return (
+    <>
+      {blocks.map((b, i) =>
+        b.kind === 'code' ? (
+          <pre key={i} className="chat-pre" data-lang={b.lang || undefined}>
+            <code>{b.text}</code>
+          </pre>
+        ) : (
+          <TextWithLinks key={i} text={b.text} />
         ),
       )}
     </>
