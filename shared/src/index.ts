@@ -4,6 +4,7 @@ export * from './ids.ts';
 export * from './order.ts';
 export * from './text-diff.ts';
 export * from './schema.ts';
+export * from './doc-schema/index.ts';
 export * from './cells.ts';
 export * from './markdown.ts';
 export * from './chat.ts';

@@ -1,0 +1,4 @@
+/** The workspace document's schema: its vocabulary, its declaration and its enforcement. */
+export * from './spec.ts';
+export * from './workspace-schema.ts';
+export * from './check.ts';

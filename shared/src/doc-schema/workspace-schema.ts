@@ -1,0 +1,222 @@
+/**
+ * The workspace document, declared once: every root, every record, every key, its type and who
+ * may write it. The server enforces it on each incoming update (check.ts, before anything is
+ * stored or relayed), loads check whole documents against it, the browser checks its own
+ * writes with it, and the tests generate a violating update for every rule it declares.
+ * A feature that adds state adds its records and their write rules here.
+ * Pure module.
+ *
+ * Who writes what, in short: people and the agent author cells, chat and the viewer; only the
+ * kernel writes run results and its status; only the agent writes its runs' progress; only the
+ * server writes the workspace's identity (schema version, title, creation time) and the uploaded
+ * tables' registry.
+ */
+import { z } from 'zod';
+import {
+  AGENT, ANYONE, COLLABORATORS, KERNEL, NOBODY, PEOPLE, SERVER,
+  dict, field, json, list, oneOf, record, richText, text, type DocSchema, type Writer,
+} from './spec.ts';
+
+// ---------------------------------------------------------------------------------------------
+// values
+
+const id = z.string().min(1).max(200);
+const str = (max = 10_000) => z.string().max(max);
+const time = z.number().finite();
+const count = z.number().int().nonnegative();
+const anyJson = z.json();
+const person = z.object({ id, name: z.string().max(200).optional() });
+
+const runTrigger = z.enum(['request', 'upstream', 'run-all', 'run-stale', 'inputs']);
+const requester = z.object({ id: z.string().max(200), name: z.string().max(200).optional() }).nullable();
+const runRequest = z.object({ id, by: z.string().max(200), name: z.string().max(200).optional(), at: time, seen: z.string().max(200).nullable() });
+const kernelCommand = z.object({ id, by: z.string().max(200), name: z.string().max(200).optional(), at: time });
+const pendingRun = z.object({ runId: id, requestId: z.string().nullable(), trigger: runTrigger, requestedBy: requester, queuedAt: time });
+const staleMark = z.object({ reason: str(2000), names: z.array(z.string()).optional(), at: time });
+const kernelStatus = z.object({
+  state: z.enum(['starting', 'idle', 'busy', 'restarting', 'offline']),
+  generation: count,
+  count,
+  current: z.string().nullable(),
+  queue: z.array(z.string()),
+  handled: z.record(z.string(), z.string()),
+  updatedAt: time,
+});
+
+const chatAuthor = z.object({ id, name: z.string().max(200), kind: z.enum(['person', 'agent', 'system']), color: z.string().max(64).optional() });
+const messageStatus = z.enum(['done', 'streaming', 'stopped', 'error']);
+const proposal = z.object({ runId: id, action: z.looseObject({ type: z.string() }), title: str(2000), why: str(4000).optional(), destructive: str(500).optional() });
+const proposalOutcome = z.object({ status: z.enum(['accepted', 'dismissed', 'failed']), by: z.string().max(200), name: z.string().max(200).optional(), at: time, message: str(4000) });
+const suggestions = z.object({
+  values: z.array(z.object({ label: str(60), value: str(2000) })).max(6),
+  actions: z.array(z.object({ label: str(60), action: z.string().max(40), target: str(200).optional() })).max(6),
+});
+
+const runRequestInfo = z.object({ by: person, messageId: id, text: str(8000), at: time, followUp: id.optional() });
+const runSignal = z.object({ by: z.string().max(200), name: z.string().max(200).optional(), at: time });
+const tokenUsage = z.object({ prompt: count, completion: count, total: count });
+const planStep = z.object({ text: str(2000), status: z.enum(['todo', 'doing', 'done', 'skipped']) });
+const auditEntry = z.object({ at: time, tool: str(100), change: str(2000), target: str(500) });
+const undoOutcome = z.object({ ok: z.boolean(), at: time, by: z.string().max(200), message: str(4000) });
+
+const tableColumn = z.object({ name: z.string(), type: z.string() });
+const dataTable = z.object({
+  name: z.string(),
+  fileName: z.string(),
+  format: z.enum(['csv', 'tsv', 'parquet', 'json']),
+  columns: z.array(tableColumn),
+  rows: count,
+  bytes: count,
+  storedBytes: count,
+  uploadedBy: person,
+  created: time,
+});
+
+/** A chat author may only be the writer itself: people post as people, the agent as the agent. */
+function authorMatchesWriter(value: unknown, writer: Writer): string | null {
+  const kind = (value as { kind?: unknown } | null)?.kind;
+  if (writer === 'person' && kind !== 'person') return `a person cannot post as ${String(kind)}`;
+  if (writer === 'agent' && kind !== 'agent') return `the agent cannot post as ${String(kind)}`;
+  if (writer === 'kernel') return 'the kernel does not post in the chat';
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// records
+
+const settings = record('workspace settings', {
+  agentMode: field(json('an agent mode', z.enum(['direct', 'propose'])), PEOPLE),
+  neuroglancerHost: field(json('a Neuroglancer URL', z.string().max(2000).regex(/^https?:\/\/\S+$/)), PEOPLE),
+});
+
+const meta = record('workspace meta', {
+  schemaVersion: field(json('a schema version', count), SERVER, { create: SERVER }),
+  title: field(json('a title', str(200)), SERVER, { create: SERVER }),
+  created: field(json('a time', time), SERVER, { create: SERVER }),
+  settings: field(settings, SERVER),
+});
+
+/** One output of a run: its `type` says which keys mean what (outputs.ts); stream text grows. */
+const output = record(
+  'a cell output',
+  {
+    type: field(json('an output type', z.string().max(40)), KERNEL, { required: true }),
+    text: field(oneOf('output text', json('a string', z.string()), text('streamed output')), KERNEL),
+  },
+  field(json('an output value', anyJson), KERNEL),
+);
+
+const exec = record('a cell run', {
+  runId: field(json('a run id', id), KERNEL, { required: true }),
+  state: field(json('a run state', z.enum(['running', 'done', 'error', 'cancelled'])), KERNEL, { required: true }),
+  requestId: field(json('a request id', z.string().nullable()), KERNEL),
+  trigger: field(json('a trigger', runTrigger), KERNEL),
+  requestedBy: field(json('a requester', requester), KERNEL),
+  count: field(json('an execution count', count), KERNEL),
+  generation: field(json('a kernel generation', count), KERNEL),
+  startedAt: field(json('a time', time), KERNEL),
+  endedAt: field(json('a time', time.nullable()), KERNEL),
+  durationMs: field(json('a duration', z.number().nullable()), KERNEL),
+  sourceHash: field(json('a hash', z.string().max(64)), KERNEL),
+  source: field(json('a source', z.string()), KERNEL),
+  defines: field(json('names', z.array(z.string())), KERNEL),
+  reason: field(json('a reason', str(2000)), KERNEL),
+  outputs: field(list('outputs', output, { insert: KERNEL, remove: KERNEL }), KERNEL),
+});
+
+const cell = record('a cell', {
+  id: field(json('a cell id', id), NOBODY, { required: true }),
+  kind: field(json('a cell kind', z.enum(['markdown', 'code', 'sql'])), COLLABORATORS, { required: true }),
+  order: field(json('an order key', z.string().min(1).max(1000)), COLLABORATORS, { required: true }),
+  author: field(json('an author id', z.string().max(200)), NOBODY),
+  created: field(json('a time', time), NOBODY),
+  name: field(json('an SQL name', z.string().max(200)), COLLABORATORS),
+  source: field(oneOf('a cell source', text('code'), richText('markdown')), COLLABORATORS, { required: true }),
+  run: field(json('a run request', runRequest), COLLABORATORS),
+  ack: field(json('a request id', z.string().max(200)), KERNEL),
+  pending: field(json('a queued run', pendingRun), KERNEL),
+  exec: field(exec, KERNEL),
+  stale: field(json('a staleness mark', staleMark), KERNEL),
+});
+
+const message = record('a chat message', {
+  id: field(json('a message id', id), NOBODY, { required: true }),
+  author: field(json('an author', chatAuthor), NOBODY, { required: true, check: authorMatchesWriter }),
+  text: field(text('message text'), COLLABORATORS, { required: true }),
+  created: field(json('a time', time), NOBODY),
+  status: field(json('a message status', messageStatus), COLLABORATORS),
+  replyTo: field(json('a message id', id), NOBODY),
+  runId: field(json('a run id', id), NOBODY),
+  proposal: field(json('a proposal', proposal), NOBODY, { create: AGENT }),
+  outcome: field(json('a proposal outcome', proposalOutcome), COLLABORATORS),
+  suggestions: field(json('suggestions', suggestions), AGENT, { create: AGENT }),
+});
+
+const activity = record('a tool activity', {
+  id: field(json('an activity id', id), NOBODY, { required: true }),
+  tool: field(json('a tool name', str(100)), AGENT),
+  args: field(json('arguments', str(2000)), AGENT),
+  status: field(json('an activity status', z.enum(['running', 'done', 'error', 'proposed', 'refused'])), AGENT),
+  startedAt: field(json('a time', time), AGENT),
+  durationMs: field(json('a duration', z.number().nullable()), AGENT),
+  summary: field(json('a summary', str(2000)), AGENT),
+});
+
+/** An agent run: people create it (queued) and may ask it to stop or be undone; the agent writes its progress. */
+const run = record('an agent run', {
+  id: field(json('a run id', id), NOBODY, { required: true }),
+  request: field(json('a run request', runRequestInfo), NOBODY, { required: true }),
+  created: field(json('a time', time), NOBODY),
+  status: field(json('a run status', z.enum(['queued', 'running', 'done', 'stopped', 'error'])), AGENT),
+  stop: field(json('a stop signal', runSignal), COLLABORATORS),
+  undo: field(json('an undo signal', runSignal), COLLABORATORS),
+  replyId: field(json('a message id', id), AGENT, { create: AGENT }),
+  model: field(json('a model name', str(200)), AGENT, { create: AGENT }),
+  startedAt: field(json('a time', time), AGENT, { create: AGENT }),
+  endedAt: field(json('a time', time), AGENT, { create: AGENT }),
+  reason: field(json('a reason', str(4000)), AGENT, { create: AGENT }),
+  steps: field(json('a step count', count), AGENT, { create: AGENT }),
+  tokens: field(json('token usage', tokenUsage), AGENT, { create: AGENT }),
+  plan: field(json('a plan', z.array(planStep).max(50)), AGENT, { create: AGENT }),
+  activity: field(list('tool activity', activity, { insert: AGENT, remove: AGENT }), AGENT, { create: AGENT }),
+  audit: field(list('audit entries', json('an audit entry', auditEntry), { insert: AGENT, remove: AGENT }), AGENT, { create: AGENT }),
+  undone: field(json('an undo outcome', undoOutcome), AGENT, { create: AGENT }),
+});
+
+const kernelRoot = record('kernel commands and status', {
+  runAll: field(json('a kernel command', kernelCommand), COLLABORATORS),
+  runStale: field(json('a kernel command', kernelCommand), COLLABORATORS),
+  interrupt: field(json('a kernel command', kernelCommand), COLLABORATORS),
+  restart: field(json('a kernel command', kernelCommand), COLLABORATORS),
+  status: field(json('a kernel status', kernelStatus), KERNEL),
+});
+
+const annotationEntry = z.object({ o: z.string(), a: z.record(z.string(), anyJson) });
+const layer = record('a viewer layer', {
+  order: field(json('an order key', z.string().max(1000)), COLLABORATORS, { required: true }),
+  props: field(dict('layer properties', z.string().max(200), field(json('a layer property', anyJson), COLLABORATORS)), COLLABORATORS, { required: true }),
+  controls: field(dict('shader controls', z.string().max(200), field(json('a shader control value', anyJson), COLLABORATORS)), COLLABORATORS),
+  annotations: field(dict('annotations', z.string().max(200), field(json('an annotation', annotationEntry), COLLABORATORS)), COLLABORATORS),
+  hasControls: field(json('a flag', z.boolean()), COLLABORATORS),
+  hasAnnotations: field(json('a flag', z.boolean()), COLLABORATORS),
+});
+
+const name = z.string().min(1).max(200);
+
+export const WORKSPACE_SCHEMA: DocSchema = {
+  roots: {
+    meta,
+    cells: dict('cells', id, field(cell, COLLABORATORS)),
+    chat: list('chat messages', message, { insert: COLLABORATORS, remove: COLLABORATORS }),
+    runs: dict('agent runs', id, field(run, COLLABORATORS)),
+    data: dict('uploaded tables', name, field(json('a table description', dataTable), SERVER, { remove: PEOPLE })),
+    kernel: kernelRoot,
+    // The viewer keeps every top-level Neuroglancer key it is given (unknown ones too): open record.
+    viewer: record('the viewer state', {}, field(json('a viewer state value', anyJson), COLLABORATORS)),
+    viewerLayers: dict('viewer layers', name, field(layer, COLLABORATORS)),
+    viewerViews: dict('named views', id, field(json('a named view', z.record(z.string(), anyJson)), COLLABORATORS)),
+  },
+};
+
+/** Writers every rule lets through (for messages). */
+export const ALL_WRITERS = ANYONE;
