@@ -42,6 +42,8 @@ export const CloseCodes = {
   StaleEpoch: { code: 4409, reason: 'stale-local-state' },
   TooLarge: { code: 4413, reason: 'message-too-large' },
   PresenceSpoof: { code: 4422, reason: 'awareness-not-yours' },
+  /** An update that breaks the document schema or the sender's write rights (shared doc-schema). */
+  SchemaViolation: { code: 4423, reason: 'schema-violation' },
   StorageUnavailable: { code: 4503, reason: 'storage-unavailable' },
   LoadFailed: { code: 4500, reason: 'load-failed' },
 } as const satisfies Record<string, { code: number; reason: string }>;

@@ -17,7 +17,7 @@
  */
 import type { Extension, Document, beforeSyncPayload, onLoadDocumentPayload, afterLoadDocumentPayload, beforeUnloadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
 import * as Y from 'yjs';
-import { CloseCodes, migrate, roots, serverOrigin } from '@plexus/shared';
+import { CloseCodes, migrate, roots, serverOrigin, writerOfToken, type Writer } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { WorkspaceNotFoundError, type StoredParts, type WorkspaceStore } from '../store/workspace-store.ts';
 import { ProtocolError } from './errors.ts';
@@ -149,11 +149,14 @@ export class DurablePersistence implements Extension {
       if (Y.snapshotContainsUpdate(Y.snapshot(document), payload)) return; // nothing new: harmless
       throw new ProtocolError(CloseCodes.ReadOnly, 'viewer connections cannot change the document');
     }
+    const claims = (connection.context as { claims?: { role: string; sub: string } } | undefined)?.claims;
+    const writer = claims ? writerOfToken(claims) : null;
+    if (!writer) throw new ProtocolError(CloseCodes.ReadOnly, 'this connection cannot change the document');
     try {
-      this.appendIncoming(documentName, payload);
+      this.appendIncoming(documentName, payload, writer);
     } catch (e) {
       const code = e instanceof ProtocolError ? e.code : 0;
-      if (code === CloseCodes.StorageUnavailable.code || code === CloseCodes.MalformedMessage.code) {
+      if (code === CloseCodes.StorageUnavailable.code || code === CloseCodes.MalformedMessage.code || code === CloseCodes.SchemaViolation.code) {
         // Close the whole socket too (after Hocuspocus sends its per-document close), as frame
         // validation does: a stock provider only reconnects — and re-sends a change refused for
         // lack of storage — when its socket closes.
@@ -166,14 +169,15 @@ export class DurablePersistence implements Extension {
   }
 
   /**
-   * Checks that an incoming update (already decoded) applies atomically, on the shadow replica,
-   * then appends it to the log; the caller applies it to the live document afterwards. Throws
-   * ProtocolError (MalformedMessage, StorageUnavailable) and then the caller applies nothing.
+   * Checks that an incoming update (already decoded) applies atomically and keeps to the document
+   * schema with `writer`'s rights, on the shadow replica, then appends it to the log; the caller
+   * applies it to the live document afterwards. Throws ProtocolError (MalformedMessage,
+   * SchemaViolation, StorageUnavailable) and then the caller applies nothing.
    */
-  appendIncoming(ws: string, update: Uint8Array): void {
+  appendIncoming(ws: string, update: Uint8Array, writer: Writer): void {
     if (this.deleted.has(ws)) throw new ProtocolError(CloseCodes.NotFound, ws);
     if (isEmptyUpdate(update)) return; // e.g. the sync step 2 of a client with nothing new
-    this.shadows.check(ws, update);
+    this.shadows.check(ws, update, writer);
     try {
       this.store.append(ws, update);
     } catch (e) {

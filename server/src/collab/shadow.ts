@@ -1,16 +1,21 @@
 /**
- * Atomic application of untrusted updates. `Y.applyUpdate` is not atomic, and an update can decode
+ * Atomic, schema-checked application of untrusted updates. `Y.applyUpdate` is not atomic, and an update can decode
  * completely (`Y.decodeUpdate`) yet still throw halfway through integration (a mutated struct whose
  * parent or origin resolves to the wrong kind of item), leaving the document half-changed — and,
  * once logged, making the workspace fail to load. So every incoming update is first applied to a
  * shadow replica kept identical to the live document; only if that succeeds is it logged and
  * applied to the live document, where it then cannot fail (same state, same update: Yjs is
  * deterministic). A failed shadow is rebuilt from the live document.
+ * The shadow is also where the document schema is enforced: what the update did there (the items
+ * it added and deleted) is checked against the schema and the sender's rights (shared
+ * doc-schema); an update that breaks a rule, or that depends on changes the server does not have
+ * (it would wait in Yjs' pending queue and be applied later, under someone else's rights), is
+ * refused, and the shadow rebuilt, before anything is stored or relayed.
  * Costs: one more replica per loaded workspace (memory about x2) and one more apply per update.
  * Effects: keeps replicas in memory.
  */
 import * as Y from 'yjs';
-import { CloseCodes } from '@plexus/shared';
+import { CloseCodes, checkTransaction, type Violation, type Writer } from '@plexus/shared';
 import { ProtocolError } from './errors.ts';
 
 /** Origin of updates already applied to the shadow (so the mirror skips them). */
@@ -62,16 +67,31 @@ export class ShadowValidator {
    * Applies `update` to the shadow; throws ProtocolError(MalformedMessage) if it cannot be applied
    * atomically there. Call before logging and applying it to the live document.
    */
-  check(name: string, update: Uint8Array): void {
+  check(name: string, update: Uint8Array, writer: Writer): void {
     const e = this.entries.get(name);
     if (!e) return;
     if (!e.shadow) e.shadow = this.build(e.live);
+    const shadow = e.shadow;
+    let violations: Violation[] = [];
+    const onTransaction = (tr: Y.Transaction) => {
+      if (tr.origin === SHADOW) violations = violations.concat(checkTransaction(tr, writer));
+    };
+    shadow.on('afterTransaction', onTransaction);
+    let refusal: ProtocolError | null = null;
     try {
-      Y.applyUpdate(e.shadow, update, SHADOW);
+      Y.applyUpdate(shadow, update, SHADOW);
+      if (violations.length) refusal = new ProtocolError(CloseCodes.SchemaViolation, violations.slice(0, 3).map((v) => `${v.path}: ${v.problem}`).join('; '));
+      else if (shadow.store.pendingStructs || shadow.store.pendingDs)
+        refusal = new ProtocolError(CloseCodes.MalformedMessage, 'update depends on changes this server does not have');
     } catch (err) {
-      e.shadow.destroy();
+      refusal = new ProtocolError(CloseCodes.MalformedMessage, `update does not apply (${(err as Error).message})`);
+    } finally {
+      shadow.off('afterTransaction', onTransaction);
+    }
+    if (refusal) {
+      shadow.destroy();
       e.shadow = null;
-      throw new ProtocolError(CloseCodes.MalformedMessage, `update does not apply (${(err as Error).message})`);
+      throw refusal;
     }
   }
 

@@ -13,7 +13,7 @@ import * as encoding from 'lib0/encoding';
 import type WebSocket from 'ws';
 import * as Y from 'yjs';
 import { applyAwarenessUpdate, encodeAwarenessUpdate, removeAwarenessStates } from 'y-protocols/awareness';
-import { CloseCodes, canWrite, type TokenClaims } from '@plexus/shared';
+import { CloseCodes, canWrite, writerOfToken, type TokenClaims } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import type { AwarenessGuard } from './awareness-guard.ts';
 import { ProtocolError } from './errors.ts';
@@ -184,7 +184,9 @@ export class YwsBridge {
           if (Y.snapshotContainsUpdate(Y.snapshot(doc), p.update)) return;
           throw new ProtocolError(CloseCodes.ReadOnly, 'viewer connections cannot change the document');
         }
-        this.persistence.appendIncoming(doc.name, p.update);
+        const writer = writerOfToken(claims);
+        if (!writer) throw new ProtocolError(CloseCodes.ReadOnly, 'this connection cannot change the document');
+        this.persistence.appendIncoming(doc.name, p.update, writer);
         Y.applyUpdate(doc, p.update, origin);
         return;
       }

@@ -1,0 +1,70 @@
+/**
+ * The document schema: the fixture workspace (every record, written by the writers that really
+ * write it) is valid, it covers every key the schema declares, and one generated update per rule
+ * is refused — while the same change by a writer the rule allows passes.
+ */
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import * as S from '../src/index.ts';
+import { buildFixture } from './schema-fixture.ts';
+import { copyOf, originOf, violationCases } from './schema-violations.ts';
+
+const writes: Array<{ writer: S.Writer; violations: S.Violation[] }> = [];
+const base = buildFixture((w) => writes.push(w));
+
+function violationsOf(writer: S.Writer, mutate: (d: Y.Doc) => void): { update: S.Violation[]; doc: S.Violation[] } {
+  const d = copyOf(base, false);
+  const sv = Y.encodeStateVector(d);
+  d.transact(() => mutate(d), originOf(writer));
+  const update = Y.encodeStateAsUpdate(d, sv);
+  const replica = copyOf(base, false);
+  let found: S.Violation[] = [];
+  replica.on('afterTransaction', (tr: Y.Transaction) => (found = found.concat(S.checkTransaction(tr, writer))));
+  Y.applyUpdate(replica, update, 'remote');
+  return { update: found, doc: S.checkDocument(replica) };
+}
+
+describe('document schema', () => {
+  it('the fixture is valid and each of its writes keeps its writer’s rules', () => {
+    expect(writes.length).toBeGreaterThan(45);
+    expect(writes.filter((w) => w.violations.length)).toEqual([]);
+    expect(S.checkDocument(base)).toEqual([]);
+  });
+
+  it('the fixture holds every key of every record the schema declares', () => {
+    const declared = new Set<string>();
+    const present = new Set<string>();
+    const walk = (node: S.Node, v: unknown) => {
+      if (node.kind === 'oneOf') return node.options.forEach((o) => walk(o, v));
+      if (node.kind === 'record' && v instanceof Y.Map) {
+        for (const [k, f] of Object.entries(node.fields)) {
+          declared.add(`${node.what}.${k}`);
+          if (v.has(k)) {
+            present.add(`${node.what}.${k}`);
+            walk(f.node, v.get(k));
+          }
+        }
+      } else if (node.kind === 'dict' && v instanceof Y.Map) v.forEach((x) => walk(node.entry.node, x));
+      else if (node.kind === 'list' && v instanceof Y.Array) v.forEach((x) => walk(node.item, x));
+    };
+    const d = copyOf(base);
+    for (const [name, node] of Object.entries(S.WORKSPACE_SCHEMA.roots)) walk(node, node.kind === 'list' ? d.getArray(name) : d.getMap(name));
+    expect([...declared].filter((k) => !present.has(k))).toEqual([]);
+  });
+
+  const cases = violationCases(base);
+  it('generates cases for every kind of rule', () => {
+    expect(cases.length).toBeGreaterThan(150);
+    for (const kind of ['unknown key', 'bad value', 'another container', 'written by person', 'written by kernel', 'written by agent', 'required', 'created by person', 'entry added by kernel', 'entry removed by', 'item added by', 'item removed by', 'wrong root type', 'unknown root', 'an embed in text', 'a person writing as the agent'])
+      expect(cases.some((c) => c.rule.includes(kind)), kind).toBe(true);
+  });
+
+  for (const c of cases) {
+    it(`refuses: ${c.rule}`, () => {
+      const { update, doc } = violationsOf(c.writer, c.mutate);
+      expect(update.map((v) => `${v.path}: ${v.problem}`).join('\n')).toContain(c.expect);
+      if (c.writer === 'server') expect(doc.length).toBeGreaterThan(0); // shape rules hold for whole documents too
+      if (c.control) expect(violationsOf(c.control, c.mutate).update).toEqual([]);
+    });
+  }
+});

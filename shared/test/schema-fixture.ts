@@ -1,0 +1,104 @@
+/**
+ * A workspace that holds at least one instance of every record and key the document schema
+ * declares, written only through the shared helpers, each with the origin of the writer that
+ * really writes it (person, agent, kernel, server). The schema tests check that this document is
+ * valid, that every write in it passes the writer's rules, and use it as the base of one
+ * violating update per rule. A feature that adds state adds its writes here.
+ */
+import * as Y from 'yjs';
+import * as S from '../src/index.ts';
+
+export interface FixtureWrite {
+  writer: S.Writer;
+  violations: S.Violation[];
+}
+
+/**
+ * Builds the fixture; `onWrite` sees each transaction's check against its own writer. `on` is a
+ * workspace to build it in (a server's, already initialised), else a new one.
+ */
+export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y.Doc {
+  const doc = on ?? new Y.Doc();
+  doc.on('afterTransaction', (tr: Y.Transaction) => {
+    const writer = S.writerOfOrigin(tr.origin);
+    if (writer && onWrite) onWrite({ writer, violations: S.checkTransaction(tr, writer) });
+  });
+  const server = S.serverOrigin('fixture');
+  const person = S.userOrigin('u_ada', 'Ada');
+  const agent = S.agentOrigin('r_1');
+  const kernel = S.KERNEL_ORIGIN;
+  const ada = { id: 'u_ada', name: 'Ada' };
+
+  if (!on) S.initWorkspace(doc, { title: 'Fixture', created: 1 }, server);
+  S.setSetting(doc, 'agentMode', 'direct', person);
+  S.setSetting(doc, 'neuroglancerHost', 'https://example.org/', person);
+
+  // Notebook: markdown, code and a named SQL cell; the code cell has run.
+  S.createCell(doc, { kind: 'markdown', source: '# Title\n\nSome *text*, `code` and a [link](https://example.org).\n\n- one\n- two', author: 'u_ada', id: 'c_md' as S.CellId }, person);
+  S.createCell(doc, { kind: 'code', source: 'x = 1', author: 'u_ada', id: 'c_code' as S.CellId }, person);
+  S.createCell(doc, { kind: 'sql', source: 'select 1 as one', author: 'agent', id: 'c_sql' as S.CellId, name: 'q' }, agent);
+  S.insertCellText(doc, 'c_code', 5, '\ny = x + 1', person);
+  S.setCellName(doc, 'c_sql', 'q2', person);
+  S.moveCell(doc, 'c_sql', { index: 0 }, person);
+  const req = S.requestRun(doc, 'c_code', ada, person)!;
+  S.requestRun(doc, 'c_sql', { id: 'agent' }, agent);
+  const code = () => S.getCell(doc, 'c_code')!;
+  S.ackRequest(doc, code(), req, kernel);
+  S.setPending(doc, code(), { runId: 'k_1', requestId: req, trigger: 'request', requestedBy: ada, queuedAt: 2 }, kernel);
+  const run = S.startExec(doc, code(), { runId: 'k_1', requestId: req, trigger: 'request', requestedBy: ada, count: 1, generation: 1, startedAt: 3, sourceHash: 'h', source: 'x = 1', defines: [] }, kernel);
+  S.appendStream(run, 'stdout', 'hello\n', kernel);
+  S.appendStream(run, 'stdout', 'again\n', kernel);
+  S.pushOutputs(run, [{ type: 'table', columns: [{ name: 'a', type: 'INTEGER' }], rows: [{ a: 1 }], totalRows: 1 }, { type: 'image', mime: 'image/png', data: 'iVBORw0KGgo=' }], kernel);
+  S.finishExec(run, { state: 'done', defines: ['x', 'y'], outputs: [{ type: 'text', text: '2' }] }, kernel);
+  S.setStale(doc, code(), { reason: 'inputs changed', names: ['z'], at: 4 }, kernel);
+  const sql = () => S.getCell(doc, 'c_sql')!;
+  S.cancelExec(doc, sql(), { runId: 'k_0', requestId: null, trigger: 'upstream', requestedBy: null, count: 0, generation: 1, sourceHash: 'h', source: 'select 1', defines: [], reason: 'upstream failed' }, [{ type: 'error', name: 'Error', message: 'upstream failed' }], kernel);
+  S.setPending(doc, sql(), { runId: 'k_2', requestId: null, trigger: 'upstream', requestedBy: null, queuedAt: 8 }, kernel);
+  S.requestRunAll(doc, ada, person);
+  S.requestRunStale(doc, ada, person);
+  S.requestInterrupt(doc, { id: 'agent' }, agent);
+  S.requestRestart(doc, ada, person);
+  S.writeKernelStatus(doc, { state: 'idle', generation: 1, count: 1, current: null, queue: [], handled: { runAll: 'k' }, limits: { timeoutMs: 1, memoryMb: 1 }, sandbox: [], updatedAt: 5 }, kernel);
+
+  // Data registry (server: uploads), one table removed by a person.
+  const table = (name: string): S.DataTable => ({ name, fileName: `${name}.csv`, format: 'csv', columns: [{ name: 'a', type: 'BIGINT' }], rows: 1, bytes: 2, storedBytes: 3, uploadedBy: ada, created: 6 });
+  S.registerTable(doc, table('rois'), server);
+  S.registerTable(doc, table('old'), server);
+  S.unregisterTable(doc, 'old', person);
+
+  // Chat and an agent run with everything it records.
+  const ask = S.postMessage(doc, { author: { id: 'u_ada', name: 'Ada', kind: 'person' }, text: '@agent plot it' }, person);
+  const runId = S.requestAgentRun(doc, { by: ada, messageId: ask, text: 'plot it', id: 'r_1' }, person);
+  const reply = S.postMessage(doc, { author: { id: 'agent', name: 'Plexus agent', kind: 'agent' }, text: '', status: 'streaming', replyTo: ask, runId }, agent);
+  S.startRun(doc, runId, { replyId: reply, model: 'm' }, agent);
+  S.appendToMessage(doc, reply, 'Done: ', agent);
+  S.setMessageStatus(doc, reply, 'done', agent);
+  S.setRunPlan(doc, runId, [{ text: 'look', status: 'done' }], agent);
+  const act = S.startActivity(doc, runId, 'get_cell', '{"id":"c_code"}', agent)!;
+  S.finishActivity(doc, runId, act, 'done', 'ok', agent);
+  S.recordStep(doc, runId, { prompt: 1, completion: 2, total: 3 }, agent);
+  S.addAudit(doc, runId, { tool: 'create_cell', change: 'created', target: 'cell:c_sql' }, agent);
+  const card = S.postProposal(doc, { author: { id: 'agent', name: 'Plexus agent', kind: 'agent' }, replyTo: ask, proposal: { runId, action: { type: 'delete_cell', cellId: 'c_md', source: '#' }, title: 'delete', destructive: 'deletes a cell' } }, agent);
+  S.setSuggestions(doc, reply, { values: [{ label: 'more', value: 'more please' }], actions: [{ label: 'Run', action: 'run_cell', target: 'c_code' }] }, agent);
+  S.dismissProposal(doc, card, ada, person);
+  S.requestRunStop(doc, runId, ada, person);
+  S.finishRun(doc, runId, 'stopped', 'stopped by Ada', agent);
+  if (!S.getRun(doc, runId)?.reason) throw new Error('fixture: the run should have a reason');
+  S.requestRunUndo(doc, runId, ada, person);
+  S.setUndoOutcome(doc, runId, { ok: true, at: 7, by: 'u_ada', message: 'undone' }, agent);
+
+  // Viewer: state keys, a layer with shader controls and annotations, a named view.
+  S.replaceViewerState(doc, {
+    dimensions: { x: [1e-6, 'm'], y: [1e-6, 'm'], t: [1, 's'] },
+    position: [1, 2, 3],
+    layout: 'xy',
+    layers: [{ type: 'image', source: 'precomputed://x', name: 'movie', shader: 'void main(){}', shaderControls: { gain: 1 } }],
+  }, person);
+  S.setCamera(doc, { crossSectionScale: 2 }, agent);
+  S.setLayerProps(doc, 'movie', { opacity: 0.5 }, person);
+  S.setShaderControl(doc, 'movie', 'gain', 2, agent);
+  S.addLayer(doc, { type: 'annotation', source: 'local://annotations', name: 'rois' }, agent);
+  S.addAnnotations(doc, 'rois', [{ type: 'point', point: [1, 2, 3] }], agent);
+  S.saveNamedView(doc, 'start', S.readViewerState(doc), 'u_ada', person);
+  return doc;
+}
