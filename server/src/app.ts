@@ -174,6 +174,8 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
     }
     handleApi(
       { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays, volumeApi,
+        store,
+        dataDir: config.dataDir,
         occupiedWorkspaces: () => occupiedWorkspaces(hocuspocus, (id) => bridge.people(id)),
         notebook: { hocuspocus, kernels, upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
           dataReads: { timeoutMs: config.dataQueryTimeoutMs, memoryMb: DATA_READ_MEMORY_MB } } },

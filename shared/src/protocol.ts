@@ -40,6 +40,8 @@ export const CloseCodes = {
   WrongWorkspace: { code: 4403, reason: 'token-for-another-workspace' },
   NotFound: { code: 4404, reason: 'workspace-not-found' },
   StaleEpoch: { code: 4409, reason: 'stale-local-state' },
+  /** The stored workspace does not load as a valid document: its owner can recover it (GET /api/workspaces/:id/recovery). */
+  NeedsRecovery: { code: 4424, reason: 'workspace-needs-recovery' },
   TooLarge: { code: 4413, reason: 'message-too-large' },
   PresenceSpoof: { code: 4422, reason: 'awareness-not-yours' },
   /** An update that breaks the document schema or the sender's write rights (shared doc-schema). */

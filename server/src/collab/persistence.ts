@@ -12,7 +12,9 @@
  *   and at unload, on the store's background worker (from stored data); dirty documents and
  *   shutdown snapshot from memory. Loading stays fast.
  * - A failed load throws: Hocuspocus then refuses the connection and never shows or stores an
- *   empty document in place of the real one.
+ *   empty document in place of the real one. A stored state that is corrupt or breaks the
+ *   document schema is refused with 4424 workspace-needs-recovery: its owner recovers it
+ *   (recovery.ts); a storage error is refused with 4500 load-failed (transient).
  * Effects: SQLite I/O, timers.
  */
 import type { Extension, Document, beforeSyncPayload, onLoadDocumentPayload, afterLoadDocumentPayload, beforeUnloadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
@@ -22,6 +24,7 @@ import type { Logger } from '../log.ts';
 import { WorkspaceNotFoundError, type StoredParts, type WorkspaceStore } from '../store/workspace-store.ts';
 import { ProtocolError } from './errors.ts';
 import { ShadowValidator } from './shadow.ts';
+import { diagnose } from './recovery.ts';
 
 /** Origin of updates applied by the y-websocket bridge (already logged write-ahead). */
 export interface YwsOrigin {
@@ -79,6 +82,13 @@ export class DurablePersistence implements Extension {
       throw new ProtocolError(CloseCodes.LoadFailed, (e as Error).message);
     }
     this.applyStored(documentName, document, parts);
+    // A document that would not be valid is never served (clients would render or build on it):
+    // its owner recovers it first (recovery.ts). Older documents are migrated after load.
+    const diagnosis = diagnose(document);
+    if (diagnosis) {
+      this.log.error('workspace needs recovery', { ws: documentName, problem: diagnosis.problem, details: diagnosis.details.slice(0, 5) });
+      throw new ProtocolError(CloseCodes.NeedsRecovery, diagnosis.problem);
+    }
     this.deleted.delete(documentName);
     this.log.info('document loaded', { ws: documentName, ms: +(performance.now() - started).toFixed(1), logEntries: parts.entries.length });
     // Remember how much log sits on top of the snapshot so a long log is compacted soon.
@@ -109,7 +119,7 @@ export class DurablePersistence implements Extension {
       }
     } catch (e) {
       this.log.error('stored state does not apply', { ws, err: e });
-      throw new ProtocolError(CloseCodes.LoadFailed, 'stored state is corrupt');
+      throw new ProtocolError(CloseCodes.NeedsRecovery, 'its stored state is corrupt');
     } finally {
       if (saved) (observers as Map<string, unknown>).set('update', saved);
     }

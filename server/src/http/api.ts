@@ -14,6 +14,8 @@ import { handleVolumeApi, type VolumeApiDeps } from './volume-api.ts';
 import { handleNotebookApi, type NotebookApiDeps } from './notebook-api.ts';
 import { isAgentClaims } from '../auth/agent-token.ts';
 import type { OccupiedWorkspace } from '../collab/people.ts';
+import { RecoveryError, recover, recoveryOptions } from '../collab/recovery.ts';
+import type { WorkspaceStore } from '../store/workspace-store.ts';
 
 export interface ApiDeps {
   signer: TokenSigner;
@@ -27,6 +29,9 @@ export interface ApiDeps {
   shareLinkDays: number;
   volumeApi: VolumeApiDeps;
   notebook: Omit<NotebookApiDeps, 'requireWorkspace'>;
+  /** Stored workspaces (recovery reads and replaces their stored state) and where quarantined copies go. */
+  store: WorkspaceStore;
+  dataDir: string;
   /** Loaded workspaces with people connected (for the agent). */
   occupiedWorkspaces: () => OccupiedWorkspace[];
 }
@@ -131,6 +136,26 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
       const role = roleIn(claims, id);
       const nb: NotebookApiDeps = { ...deps.notebook, requireWorkspace: (w) => void deps.workspaces.get(w) };
       if (await handleNotebookApi(nb, req, res, url, claims, role, id, parts.slice(2))) return true;
+    } else if (parts.length === 3 && parts[2] === 'recovery') {
+      requireManage(claims, id);
+      deps.workspaces.get(id);
+      if (method === 'GET') {
+        const options = recoveryOptions(deps.store.loadParts(id));
+        sendJson(res, 200, options
+          ? { needsRecovery: true, problem: options.diagnosis.problem, details: options.diagnosis.details.slice(0, 50),
+              lastGood: options.lastGood && { kept: options.lastGood.kept, dropped: options.lastGood.dropped },
+              repair: options.repaired && { removed: options.repaired.removed } }
+          : { needsRecovery: false });
+        return true;
+      }
+      if (method === 'POST') {
+        const body = await readJson(req);
+        if (body.action !== 'last-good' && body.action !== 'repair') throw new HttpError(400, 'bad-action', 'action must be "last-good" or "repair"');
+        const done = recover(deps.store, deps.dataDir, id, body.action);
+        deps.log.warn('workspace recovered', { ws: id, by: claims.sub, action: body.action, ...done });
+        sendJson(res, 200, { recovered: true, action: body.action, ...done });
+        return true;
+      }
     } else if (parts.length === 3 && method === 'POST') {
       if (parts[2] === 'duplicate') {
         requireGlobalOwner(claims);
@@ -155,7 +180,7 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
     }
     throw new HttpError(404, 'not-found', `no API route ${method} ${url.pathname}`);
   } catch (e) {
-    if (e instanceof HttpError || e instanceof WorkspaceError) sendError(res, e.status, e.code, e.message);
+    if (e instanceof HttpError || e instanceof WorkspaceError || e instanceof RecoveryError) sendError(res, e.status, e.code, e.message);
     else {
       deps.log.error('API request failed', { method, path: url.pathname, err: e });
       sendError(res, 500, 'internal', 'the server could not handle this request; see its log');

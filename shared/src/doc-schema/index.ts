@@ -2,3 +2,4 @@
 export * from './spec.ts';
 export * from './workspace-schema.ts';
 export * from './check.ts';
+export * from './repair.ts';
