@@ -60,6 +60,14 @@ const KNOWN: Record<string, Omit<SessionProblem, 'reason'>> = {
     action: 'notice',
     message: 'The server cannot reach its storage right now; retrying…',
   },
+  [CloseCodes.NeedsRecovery.reason]: {
+    action: 'fatal',
+    message: 'This workspace cannot be opened as it is stored: it needs to be recovered by its owner.',
+  },
+  [CloseCodes.SchemaViolation.reason]: {
+    action: 'fatal',
+    message: 'The server refused a change from this tab that does not fit the workspace (a bug or an outdated page). Reload the page.',
+  },
   [CloseCodes.LoadFailed.reason]: {
     action: 'notice',
     message: 'The server could not load this workspace; retrying…',
@@ -75,6 +83,8 @@ const BY_CODE: Record<number, string> = {
   [CloseCodes.NotFound.code]: CloseCodes.NotFound.reason,
   [CloseCodes.PresenceSpoof.code]: CloseCodes.PresenceSpoof.reason,
   [CloseCodes.TooLarge.code]: CloseCodes.TooLarge.reason,
+  [CloseCodes.NeedsRecovery.code]: CloseCodes.NeedsRecovery.reason,
+  [CloseCodes.SchemaViolation.code]: CloseCodes.SchemaViolation.reason,
 };
 
 /**

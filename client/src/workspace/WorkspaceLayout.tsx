@@ -3,7 +3,7 @@
  * viewer placeholder, chat) with splitters whose sizes live in the zustand UI store.
  */
 import { useEffect } from 'react';
-import { canWrite } from '@plexus/shared';
+import { CloseCodes, canWrite } from '@plexus/shared';
 import { useSession, useSessionSnapshot } from '../collab/context.tsx';
 import { ChatPanel } from '../chat/ChatPanel.tsx';
 import { Notebook } from '../notebook/Notebook.tsx';
@@ -11,6 +11,7 @@ import { useUi } from '../state/ui.ts';
 import { Notice } from '../ui/Notice.tsx';
 import { Splitter } from '../ui/Splitter.tsx';
 import { Header } from './Header.tsx';
+import { RecoveryPanel } from './RecoveryPanel.tsx';
 import { ViewerPanel } from '../viewer/ViewerPanel.tsx';
 import { ApiTokenContext } from '../api/tokenContext.ts';
 import { DataPanel } from '../data/DataPanel.tsx';
@@ -66,6 +67,7 @@ export function WorkspaceLayout({ token }: { token: string }) {
           <span data-reason={problem.reason}>{problem.message}</span>
         </Notice>
       )}
+      {problem?.reason === CloseCodes.NeedsRecovery.reason && session.role === 'owner' && <RecoveryPanel workspaceId={session.workspace.id} token={token} />}
       <div className="workspace-body" data-testid={snap.ready ? 'doc-ready' : 'doc-loading'} data-doc-ready={snap.ready ? 'true' : 'false'}>
         <main className="panel notebook-panel" aria-label="Notebook">
           {snap.ready ? (

@@ -108,6 +108,8 @@ export function recover(store: WorkspaceStore, dataDir: string, ws: string, choi
   if (!pick) throw new RecoveryError(409, 'not-available', choice === 'last-good' ? 'no earlier version of this workspace is valid' : 'this workspace cannot be repaired by removing invalid parts');
   const quarantined = quarantine(dataDir, ws, parts);
   store.compact(ws, pick.state, Math.max(parts.upto, store.maxLogId(ws)));
+  // Browsers keep an offline copy of the broken state: a new epoch makes them drop it.
+  store.renewEpoch(ws);
   return 'removed' in pick ? { removed: pick.removed, quarantined } : { kept: pick.kept, dropped: pick.dropped, quarantined };
 }
 

@@ -269,6 +269,13 @@ export class WorkspaceStore {
     return this.stmts.list.all();
   }
 
+  /** Gives a workspace a new epoch: clients holding local state of the old one drop it (4409). */
+  renewEpoch(id: string): string {
+    const epoch = randomId(16);
+    this.db.prepare('UPDATE workspaces SET epoch = ? WHERE id = ?').run(epoch, id);
+    return epoch;
+  }
+
   /** Creates a workspace with initial content (a full Yjs update) and a fresh epoch. */
   create(rec: { id: string; name: string; state: Uint8Array; now?: number }): WorkspaceRecord {
     const now = rec.now ?? Date.now();

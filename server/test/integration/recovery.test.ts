@@ -57,7 +57,7 @@ describe('recovery', () => {
     hp.destroy();
     const yws = ywsClient(server.url, id, server.ownerToken);
     const closed = await waitFor(() => yws.closes.find((c) => c.code === 4424), { message: '4424 on /yjs' });
-    expect(closed.reason).toBe('workspace-needs-recovery');
+    expect(closed?.reason).toBe('workspace-needs-recovery');
     yws.destroy();
 
     // Only the owner may look and act.
