@@ -45,12 +45,22 @@ function effectiveKind(kind: CellKind, source: unknown): CellKind {
   return kind;
 }
 
+/** Order of a cell whose `order` key is missing (see readCell): the first key, a valid one to insert around. */
+const NO_ORDER = 'a0';
+
+/**
+ * Reads a cell. Only `id` is sure to be there: undo racing a concurrent overwrite can leave a key
+ * with no value (Yjs' UndoManager removes its own write and finds the one before it superseded),
+ * so a cell without `order` sorts near the top, and one without `kind` takes it from its source.
+ */
 function readCell(map: Y.Map<unknown>): CellView | null {
   const id = map.get('id');
   const rawKind = map.get('kind');
-  const order = map.get('order');
-  if (typeof id !== 'string' || !isCellKind(rawKind) || typeof order !== 'string') return null;
-  const kind = effectiveKind(rawKind, map.get('source'));
+  const rawOrder = map.get('order');
+  if (typeof id !== 'string') return null;
+  const order = typeof rawOrder === 'string' ? rawOrder : NO_ORDER;
+  const source = map.get('source');
+  const kind = effectiveKind(isCellKind(rawKind) ? rawKind : source instanceof Y.XmlFragment ? 'markdown' : 'code', source);
   const name = map.get('name');
   return {
     id: id as CellId,
@@ -89,6 +99,11 @@ export function cellText(cell: CellView): Y.Text | undefined {
 export function cellFragment(cell: CellView): Y.XmlFragment | undefined {
   const s = cell.map.get('source');
   return s instanceof Y.XmlFragment ? s : undefined;
+}
+
+/** Gives a cell that lost its source (an undo race) an empty one of its kind. Call inside a transaction. */
+function giveSource(cell: CellView): void {
+  cell.map.set('source', cell.kind === 'markdown' ? new Y.XmlFragment() : new Y.Text());
 }
 
 /** The cell's source as plain text (markdown cells rendered to markdown). */
@@ -212,6 +227,7 @@ export function setCellSource(doc: Y.Doc, id: CellId | string, text: string, ori
   const cell = getCell(doc, id);
   if (!cell) return false;
   doc.transact(() => {
+    if (!cellText(cell) && !cellFragment(cell)) giveSource(cell);
     const t = cellText(cell);
     if (t) {
       applyTextDiff(t, text);
@@ -250,8 +266,14 @@ export function setCellKind(doc: Y.Doc, id: CellId | string, kind: CellKind, ori
   const cell = getCell(doc, id);
   if (!cell) return false;
   if (cell.kind === kind) {
-    // Already that kind by its source (see effectiveKind); repair a stale `kind` key if a race left one.
-    if (cell.map.get('kind') !== kind) doc.transact(() => cell.map.set('kind', kind), origin);
+    // Already that kind by its source (see effectiveKind); repair a stale or missing `kind` (or a
+    // missing source) if a race left one.
+    const missing = !cellText(cell) && !cellFragment(cell);
+    if (cell.map.get('kind') !== kind || missing)
+      doc.transact(() => {
+        cell.map.set('kind', kind);
+        if (missing) giveSource(cell);
+      }, origin);
     return true;
   }
   doc.transact(() => {

@@ -26,9 +26,9 @@ describe('random fuzz over replicas (seeded; ops only through the shared helpers
     for (const op of ALL_OPS) expect(counts[op] ?? 0, op).toBeGreaterThan(seeds / 10);
   }
 
-  it('2 replicas × 200 seeds × 60 ops', () => fuzzMany(2, 200, 60), 30_000);
-  it('3 replicas × 200 seeds × 60 ops', () => fuzzMany(3, 200, 60), 30_000);
-  it('5 replicas × 25 seeds × 300 ops', () => fuzzMany(5, 25, 300), 30_000);
+  it('2 replicas × 200 seeds × 60 ops', () => fuzzMany(2, 200, 60), 120_000);
+  it('3 replicas × 200 seeds × 60 ops', () => fuzzMany(3, 200, 60), 120_000);
+  it('5 replicas × 25 seeds × 300 ops', () => fuzzMany(5, 25, 300), 120_000);
 
   // Seeds that failed before the fixes in shared/src; each also has a deterministic test below.
   it('regression seed 1 (2 replicas): createCell after a concurrently deleted cell put it at the top', () => {

@@ -52,6 +52,21 @@ describe('document schema', () => {
     expect([...declared].filter((k) => !present.has(k))).toEqual([]);
   });
 
+  it('requires only keys written once (undo racing an overwrite can leave any other key without a value)', () => {
+    const bad: string[] = [];
+    const walk = (node: S.Node) => {
+      if (node.kind === 'oneOf') return node.options.forEach(walk);
+      if (node.kind === 'record') for (const [k, f] of Object.entries(node.fields)) {
+        if (f.required && f.write.length > 0 && f.node.kind !== 'text') bad.push(`${node.what}.${k}`);
+        walk(f.node);
+      }
+      if (node.kind === 'dict') walk(node.entry.node);
+      if (node.kind === 'list') walk(node.item);
+    };
+    Object.values(S.WORKSPACE_SCHEMA.roots).forEach(walk);
+    expect(bad).toEqual([]);
+  });
+
   const cases = violationCases(base);
   it('generates cases for every kind of rule', () => {
     expect(cases.length).toBeGreaterThan(150);

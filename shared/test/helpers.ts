@@ -5,7 +5,10 @@
  */
 import { vi } from 'vitest';
 import * as Y from 'yjs';
-import { cellSource, getTitle, listCells, listMessages } from '../src/index.ts';
+import {
+  cellSource, getSettings, getTitle, listCells, listMessages, listNamedViews, listRuns, listTables, readCellRun, readKernelStatus, readProposal,
+  readSuggestions, readViewerState,
+} from '../src/index.ts';
 
 import { mulberry32 } from '../src/random.ts';
 
@@ -133,15 +136,29 @@ export function docView(doc: Y.Doc) {
   return {
     title: getTitle(doc),
     cells: listCells(doc).map((c) => ({ id: c.id, kind: c.kind, order: c.order, name: c.name ?? null, source: cellSource(c) })),
-    chat: listMessages(doc).map((m) => ({ id: m.id, author: m.author.id, text: m.text, status: m.status })),
+    chat: listMessages(doc).map((m) => ({ id: m.id, author: m.author.id, text: m.text, status: m.status, proposal: readProposal(doc, m.id)?.status ?? null, suggestions: readSuggestions(m.map) })),
+    runs: listRuns(doc).map(({ map: _map, ...r }) => r),
+    cellRuns: listCells(doc).map((c) => {
+      const r = readCellRun(doc, c);
+      return r && { state: r.state, stale: r.stale, exec: r.exec?.runId ?? null, outputs: r.outputs };
+    }),
+    kernel: readKernelStatus(doc),
+    viewer: readViewerState(doc),
+    views: listNamedViews(doc),
+    tables: listTables(doc),
+    settings: getSettings(doc),
   };
 }
+
+/** JSON with object keys sorted (Y.Map iteration follows local insertion order, which replicas need not share). */
+export const canonicalJson = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
 
 /** The view of a replica as rebuilt from its encoded state (what a fresh client loading it would see). */
 export function encodedView(doc: Y.Doc): string {
   const fresh = new Y.Doc();
   Y.applyUpdate(fresh, Y.encodeStateAsUpdate(doc));
-  return JSON.stringify(docView(fresh));
+  return canonicalJson(docView(fresh));
 }
 
 /** True when a transaction changed the document (Yjs also opens empty ones, e.g. the first getArray of a root). */

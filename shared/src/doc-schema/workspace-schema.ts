@@ -100,15 +100,15 @@ const meta = record('workspace meta', {
 const output = record(
   'a cell output',
   {
-    type: field(json('an output type', z.string().max(40)), KERNEL, { required: true }),
+    type: field(json('an output type', z.string().max(40)), NOBODY, { required: true }),
     text: field(oneOf('output text', json('a string', z.string()), text('streamed output')), KERNEL),
   },
   field(json('an output value', anyJson), KERNEL),
 );
 
 const exec = record('a cell run', {
-  runId: field(json('a run id', id), KERNEL, { required: true }),
-  state: field(json('a run state', z.enum(['running', 'done', 'error', 'cancelled'])), KERNEL, { required: true }),
+  runId: field(json('a run id', id), NOBODY, { required: true }),
+  state: field(json('a run state', z.enum(['running', 'done', 'error', 'cancelled'])), KERNEL),
   requestId: field(json('a request id', z.string().nullable()), KERNEL),
   trigger: field(json('a trigger', runTrigger), KERNEL),
   requestedBy: field(json('a requester', requester), KERNEL),
@@ -126,12 +126,14 @@ const exec = record('a cell run', {
 
 const cell = record('a cell', {
   id: field(json('a cell id', id), NOBODY, { required: true }),
-  kind: field(json('a cell kind', z.enum(['markdown', 'code', 'sql'])), COLLABORATORS, { required: true }),
-  order: field(json('an order key', z.string().min(1).max(1000)), COLLABORATORS, { required: true }),
+  // Only keys written once, at creation, are required: Yjs' undo racing a concurrent overwrite can
+  // leave an overwritten key without a value (also inside a restored cell), and readers cope.
+  kind: field(json('a cell kind', z.enum(['markdown', 'code', 'sql'])), COLLABORATORS),
+  order: field(json('an order key', z.string().min(1).max(1000)), COLLABORATORS),
   author: field(json('an author id', z.string().max(200)), NOBODY),
   created: field(json('a time', time), NOBODY),
   name: field(json('an SQL name', z.string().max(200)), COLLABORATORS),
-  source: field(oneOf('a cell source', text('code'), richText('markdown')), COLLABORATORS, { required: true }),
+  source: field(oneOf('a cell source', text('code'), richText('markdown')), COLLABORATORS),
   run: field(json('a run request', runRequest), COLLABORATORS),
   ack: field(json('a request id', z.string().max(200)), KERNEL),
   pending: field(json('a queued run', pendingRun), KERNEL),
@@ -193,8 +195,8 @@ const kernelRoot = record('kernel commands and status', {
 
 const annotationEntry = z.object({ o: z.string(), a: z.record(z.string(), anyJson) });
 const layer = record('a viewer layer', {
-  order: field(json('an order key', z.string().max(1000)), COLLABORATORS, { required: true }),
-  props: field(dict('layer properties', z.string().max(200), field(json('a layer property', anyJson), COLLABORATORS)), COLLABORATORS, { required: true }),
+  order: field(json('an order key', z.string().max(1000)), COLLABORATORS),
+  props: field(dict('layer properties', z.string().max(200), field(json('a layer property', anyJson), COLLABORATORS)), COLLABORATORS),
   controls: field(dict('shader controls', z.string().max(200), field(json('a shader control value', anyJson), COLLABORATORS)), COLLABORATORS),
   annotations: field(dict('annotations', z.string().max(200), field(json('an annotation', annotationEntry), COLLABORATORS)), COLLABORATORS),
   hasControls: field(json('a flag', z.boolean()), COLLABORATORS),

@@ -230,6 +230,8 @@ export function readExec(cell: CellView): ExecInfo | null {
   if (!m || typeof m.get('runId') !== 'string') return null;
   const o: Record<string, unknown> = {};
   m.forEach((v, k) => k !== 'outputs' && (o[k] = v));
+  // A run restored by an undo racing the kernel can lack its latest state: it ended, somehow.
+  if (typeof o.state !== 'string') o.state = 'cancelled';
   return o as unknown as ExecInfo;
 }
 

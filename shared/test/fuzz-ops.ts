@@ -1,0 +1,389 @@
+/**
+ * The fuzzer's operations, by feature, each tagged with the writer that makes it in Plexus (a
+ * person, the agent, the kernel or the server). Every operation goes through the shared helpers —
+ * the only way the app writes — and may check its own local effect. A feature that adds state adds
+ * its operations here (and its records to the schema and the schema fixture).
+ */
+import * as Y from 'yjs';
+import * as S from '../src/index.ts';
+import { cellIds, type Rng } from './helpers.ts';
+
+export interface FuzzOp {
+  name: string;
+  writer: S.Writer;
+  weight: number;
+  run(doc: Y.Doc, origin: S.Origin, who: number): void;
+}
+
+/** What the operations share within one seed. */
+export interface FuzzContext {
+  rng: Rng;
+  seed: number;
+  fail(msg: string): void;
+  /** A fresh id with a prefix (unique within the seed, identical on replay). */
+  id(prefix: string): string;
+  created: Set<string>;
+  deleted: Set<string>;
+  posted: Set<string>;
+  removed: Set<string>;
+  /** Set once an undo ran (cells and messages may then come back or go). */
+  undid: boolean;
+  /** Origin the next local transaction must carry (set by the loop; undo operations override it). */
+  expectOrigin(o: unknown): void;
+  /** Each replica's undo managers: a person's (structural undo) and the agent's (Undo run). */
+  personUndo(who: number): Y.UndoManager;
+  agentUndo(who: number): Y.UndoManager;
+}
+
+const MD_LINES = ['# Title', '## Sub **bold**', 'plain *it* and `code`', '- item', '- other', '1. first', '2. second', '> quoted', '```py', 'x = 1', '```', '---', '', 'snake_case_name', 'math $z_{3,4}$ inline'];
+
+/** What the user asked for: the index the moved/new cell should land at among `cells`. */
+function requestedIndex(cells: S.CellView[], pos: S.CellPosition): number {
+  if ('index' in pos) return Math.max(0, Math.min(cells.length, pos.index));
+  const anchor = 'after' in pos ? pos.after : pos.before;
+  if (anchor === null) return 'after' in pos ? 0 : cells.length;
+  const i = cells.findIndex((c) => c.id === anchor);
+  if (i < 0) return cells.length; // anchor deleted concurrently: append
+  return 'after' in pos ? i + 1 : i;
+}
+
+/** Two neighbours with the same order key (a concurrent-insert tie): no key fits strictly between them. */
+const tiedAt = (cells: S.CellView[], i: number) => i > 0 && i < cells.length && cells[i - 1]!.order === cells[i]!.order;
+
+/** What a markdown cell reads back after being set to `md` (the parser normalises some syntax). */
+function normalisedMarkdown(md: string): string {
+  const doc = new Y.Doc();
+  const id = S.createCell(doc, { kind: 'markdown', source: md, author: 'n' }, S.serverOrigin('normalise'));
+  return S.cellSource(S.getCell(doc, id)!);
+}
+
+const asPerson = (o: S.Origin) => (o.kind === 'user' ? { id: o.userId, name: o.name } : { id: 'agent', name: 'Agent' });
+
+/** Every operation, with the context of one seed. */
+export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
+  const { rng } = ctx;
+  // Sometimes an id nobody has (or that was deleted): helpers must cope.
+  const someCell = (doc: Y.Doc) =>
+    (rng.bool(0.85) && ctx.created.size ? rng.pick(rng.bool(0.8) ? cellIds(doc).concat('c_none') : [...ctx.created]) : 'c_none') as S.CellId;
+  const someMessage = () => (ctx.posted.size && rng.bool(0.9) ? rng.pick([...ctx.posted]) : 'm_none');
+  const somePosition = (doc: Y.Doc): S.CellPosition | undefined => {
+    switch (rng.int(4)) {
+      case 0: return { index: rng.int(cellIds(doc).length + 3) - 1 };
+      case 1: return { after: rng.bool(0.15) ? null : someCell(doc) };
+      case 2: return { before: rng.bool(0.15) ? null : someCell(doc) };
+      default: return undefined;
+    }
+  };
+  const someRun = (doc: Y.Doc, pred: (r: S.RunView) => boolean = () => true) => {
+    const runs = S.listRuns(doc).filter(pred);
+    return runs.length ? rng.pick(runs) : null;
+  };
+  const someLayer = (doc: Y.Doc) => {
+    const names = S.layerNames(doc);
+    return names.length && rng.bool(0.9) ? rng.pick(names) : 'no_layer';
+  };
+  const someProposal = (doc: Y.Doc) => {
+    const cards = S.listMessages(doc).filter((m) => S.readProposal(doc, m.id));
+    return cards.length ? rng.pick(cards).id : 'm_none';
+  };
+  const code = (doc: Y.Doc) => {
+    const c = S.listCells(doc).filter((x) => x.kind !== 'markdown');
+    return c.length ? rng.pick(c) : null;
+  };
+  const someAction = (doc: Y.Doc): S.AgentAction => {
+    switch (rng.int(7)) {
+      case 0: return { type: 'create_cell', cellId: ctx.id('c'), kind: rng.pick(S.CELL_KINDS), source: rng.string(rng.int(10)), after: rng.bool(0.5) ? null : someCell(doc) };
+      case 1: {
+        const c = code(doc);
+        const base = c ? S.cellSource(c) : '';
+        return { type: 'edit_cell', cellId: c?.id ?? 'c_none', base, proposed: base.slice(0, rng.int(base.length + 1)) + rng.string(3) };
+      }
+      case 2: return { type: 'move_cell', cellId: someCell(doc), after: rng.bool(0.3) ? null : someCell(doc) };
+      case 3: return { type: 'set_camera', camera: { position: [rng.int(9), rng.int(9), rng.int(9)] } };
+      case 4: return { type: 'set_layer', layer: someLayer(doc), props: { opacity: rng.int(10) / 10 } };
+      case 5: return { type: 'add_annotations', layer: someLayer(doc), annotations: [{ type: 'point', point: [rng.int(9), rng.int(9), 0] }] };
+      default: return { type: 'delete_cell', cellId: someCell(doc), source: '' };
+    }
+  };
+  const execs = new Map<Y.Doc, Y.Map<unknown>[]>();
+  const someExec = (doc: Y.Doc) => {
+    const list = execs.get(doc) ?? [];
+    return list.length ? rng.pick(list) : null;
+  };
+  const someOutput = (): S.CellOutput =>
+    rng.pick<S.CellOutput>([
+      { type: 'text', text: rng.string(5) },
+      { type: 'json', value: { a: rng.int(9), b: [1, 'x'] } },
+      { type: 'table', columns: [{ name: 'a', type: 'INTEGER' }], rows: [{ a: rng.int(9) }], totalRows: 1 },
+      { type: 'error', name: 'Error', message: rng.string(6), line: 1 },
+      { type: 'chart', format: 'vega-lite', spec: { mark: 'bar' } },
+    ]);
+
+  const person = (name: string, weight: number, run: FuzzOp['run']): FuzzOp => ({ name, writer: 'person', weight, run });
+  const agent = (name: string, weight: number, run: FuzzOp['run']): FuzzOp => ({ name, writer: 'agent', weight, run });
+  const kernel = (name: string, weight: number, run: FuzzOp['run']): FuzzOp => ({ name, writer: 'kernel', weight, run });
+  const server = (name: string, weight: number, run: FuzzOp['run']): FuzzOp => ({ name, writer: 'server', weight, run });
+  /** Cell operations are made by people and by the agent alike. */
+  const both = (name: string, weight: number, run: FuzzOp['run']): FuzzOp[] => [person(name, weight, run), agent(`${name}@agent`, Math.max(1, weight / 3), run)];
+
+  return [
+    // ---- notebook: cells
+    ...both('createCell', 4, (doc, o, who) => {
+      const kind = rng.pick(S.CELL_KINDS);
+      const source = kind === 'markdown' ? Array.from({ length: rng.int(4) }, () => rng.pick(MD_LINES)).join('\n') : rng.string(rng.int(12));
+      const position = somePosition(doc);
+      const before = S.listCells(doc);
+      const want = requestedIndex(before, position ?? { index: before.length });
+      const id = S.createCell(doc, { kind, source, position, author: `u${who}`, id: ctx.id('c') as S.CellId }, o);
+      ctx.created.add(id);
+      const got = cellIds(doc).indexOf(id);
+      if (!tiedAt(before, want) && got !== want) ctx.fail(`createCell ${JSON.stringify(position)} landed at ${got}, wanted ${want}`);
+    }),
+    person('deleteCell', 2, (doc, o) => {
+      const id = someCell(doc);
+      if (S.deleteCell(doc, id, o)) ctx.deleted.add(id);
+      if (S.getCell(doc, id)) ctx.fail(`cell ${id} still there after deleteCell`);
+    }),
+    ...both('moveCell', 3, (doc, o) => {
+      const id = someCell(doc);
+      const to = somePosition(doc) ?? { index: 0 };
+      const selfAnchor = ('after' in to && to.after === id) || ('before' in to && to.before === id);
+      const before = cellIds(doc);
+      const others = S.listCells(doc).filter((c) => c.id !== id);
+      const want = requestedIndex(others, to);
+      if (!S.moveCell(doc, id, to, o)) return;
+      const got = cellIds(doc).indexOf(id);
+      if (selfAnchor && got !== before.indexOf(id)) ctx.fail(`moveCell relative to itself moved ${id} from ${before.indexOf(id)} to ${got}`);
+      else if (!selfAnchor && !tiedAt(others, want) && got !== want) ctx.fail(`moveCell ${JSON.stringify(to)} landed at ${got}, wanted ${want}`);
+    }),
+    person('moveCellBy', 2, (doc, o) => {
+      const id = someCell(doc);
+      const delta = rng.bool() ? 1 : -1;
+      const before = cellIds(doc);
+      if (!S.moveCellBy(doc, id, delta, o)) return;
+      const after = cellIds(doc);
+      const swapped = [...before];
+      const i = before.indexOf(id);
+      [swapped[i], swapped[i + delta]] = [swapped[i + delta]!, swapped[i]!];
+      if (!S.listCells(doc).some((c, k, all) => k > 0 && all[k - 1]!.order === c.order) && after.join() !== swapped.join())
+        ctx.fail(`moveCellBy ${delta} did not swap neighbours: ${before} -> ${after}`);
+    }),
+    ...both('setCellSource', 3, (doc, o) => {
+      const cell = S.getCell(doc, someCell(doc));
+      if (!cell) return;
+      const old = S.cellSource(cell);
+      const at = rng.int(old.length + 1);
+      const ins = cell.kind === 'markdown' ? rng.pick(MD_LINES) + (rng.bool() ? '\n' : ' ') : rng.string(rng.int(6));
+      const text = old.slice(0, at) + ins + old.slice(at + rng.int(4));
+      S.setCellSource(doc, cell.id, text, o);
+      const want = cell.kind === 'markdown' ? normalisedMarkdown(text) : text;
+      if (S.cellSource(S.getCell(doc, cell.id)!) !== want) ctx.fail(`setCellSource on ${cell.kind} did not produce its text`);
+    }),
+    person('insertCellText', 3, (doc, o) => {
+      const cell = S.getCell(doc, someCell(doc));
+      const ok = S.insertCellText(doc, cell?.id ?? 'c_none', rng.int(20), rng.string(1 + rng.int(3)), o);
+      if (ok !== (cell !== undefined && cell.kind !== 'markdown')) ctx.fail(`insertCellText returned ${ok} for a ${cell?.kind} cell`);
+    }),
+    ...both('setCellKind', 3, (doc, o) => {
+      const id = someCell(doc);
+      const kind = rng.pick(S.CELL_KINDS);
+      if (S.setCellKind(doc, id, kind, o) && S.getCell(doc, id)!.kind !== kind) ctx.fail(`setCellKind did not set ${kind}`);
+    }),
+    person('setCellName', 1, (doc, o) => void S.setCellName(doc, someCell(doc), rng.bool(0.8) ? `df${rng.int(5)}` : null, o)),
+    person('undo', 1, (_doc, _o, who) => {
+      const um = ctx.personUndo(who);
+      ctx.expectOrigin(um);
+      ctx.undid = true;
+      if (rng.bool(0.7)) um.undo();
+      else um.redo();
+    }),
+
+    // ---- notebook: the run protocol (people ask, the kernel answers)
+    person('requestRun', 2, (doc, o) => void S.requestRun(doc, someCell(doc), asPerson(o), o)),
+    person('kernelCommand', 1, (doc, o) => void rng.pick([S.requestRunAll, S.requestRunStale, S.requestInterrupt, S.requestRestart])(doc, asPerson(o), o)),
+    kernel('kernelAck', 2, (doc, o) => {
+      const pending = S.pendingRequests(doc);
+      if (!pending.length) return;
+      const { cell, request } = rng.pick(pending);
+      S.ackRequest(doc, cell, request.id, o);
+      S.setPending(doc, cell, rng.bool(0.7) ? { runId: ctx.id('k'), requestId: request.id, trigger: 'request', requestedBy: { id: request.by }, queuedAt: 1 } : null, o);
+    }),
+    kernel('kernelStart', 2, (doc, o) => {
+      const cell = code(doc);
+      if (!cell) return;
+      const m = S.startExec(doc, cell, { runId: ctx.id('k'), requestId: null, trigger: rng.pick(['request', 'upstream', 'run-all'] as const), requestedBy: null, count: rng.int(50), generation: 1, startedAt: 1, sourceHash: S.sourceHash(S.cellSource(cell)), source: S.cellSource(cell), defines: [] }, o);
+      execs.set(doc, [...(execs.get(doc) ?? []), m]);
+      if (!S.readExec(S.getCell(doc, cell.id)!)) ctx.fail('startExec wrote no exec');
+    }),
+    kernel('kernelStream', 2, (doc, o) => {
+      const m = someExec(doc);
+      if (m) S.appendStream(m, rng.pick(['stdout', 'stderr'] as const), rng.string(1 + rng.int(8)), o);
+    }),
+    kernel('kernelOutputs', 1, (doc, o) => {
+      const m = someExec(doc);
+      if (m) S.pushOutputs(m, [someOutput()], o);
+    }),
+    kernel('kernelFinish', 2, (doc, o) => {
+      const m = someExec(doc);
+      if (m) S.finishExec(m, { state: rng.pick(['done', 'error', 'cancelled'] as const), defines: ['x'], ...(rng.bool() ? { reason: 'superseded' } : {}), outputs: rng.bool() ? [someOutput()] : [] }, o);
+    }),
+    kernel('kernelCancel', 1, (doc, o) => {
+      const cell = code(doc);
+      if (cell) S.cancelExec(doc, cell, { runId: ctx.id('k'), requestId: null, trigger: 'upstream', requestedBy: null, count: 0, generation: 1, sourceHash: 'h', source: '', defines: [], reason: 'upstream failed' }, [someOutput()], o);
+    }),
+    kernel('kernelStale', 1, (doc, o) => {
+      const cell = code(doc);
+      if (cell) S.setStale(doc, cell, rng.bool(0.6) ? { reason: 'inputs changed', names: ['x'], at: 1 } : null, o);
+    }),
+    kernel('kernelStatus', 1, (doc, o) =>
+      S.writeKernelStatus(doc, { state: rng.pick(['idle', 'busy', 'starting'] as const), generation: 1, count: rng.int(50), current: null, queue: [], handled: {}, limits: { timeoutMs: 1, memoryMb: 1 }, sandbox: [], updatedAt: 1 }, o)),
+
+    // ---- chat
+    person('postMessage', 2, (doc, o, who) => {
+      const id = ctx.id('m') as S.MessageId;
+      S.postMessage(doc, { id, author: { id: `u${who}`, name: `User ${who}`, kind: 'person' }, text: 'hi ' + rng.string(5) }, o);
+      ctx.posted.add(id);
+    }),
+    agent('postAgentMessage', 1, (doc, o) => {
+      const id = ctx.id('m') as S.MessageId;
+      S.postMessage(doc, { id, author: { id: 'agent', name: 'Agent', kind: 'agent' }, text: rng.bool() ? '' : rng.string(5), status: 'streaming' }, o);
+      ctx.posted.add(id);
+    }),
+    agent('appendToMessage', 2, (doc, o) => void S.appendToMessage(doc, someMessage(), rng.string(1 + rng.int(8)), o)),
+    agent('setMessageStatus', 1, (doc, o) => void S.setMessageStatus(doc, someMessage(), rng.pick(['done', 'stopped', 'error', 'streaming'] as const), o)),
+    // People delete their own messages only (the app offers no more; undoing the deletion of
+    // someone else's message would re-post it under their name, which the schema refuses).
+    person('deleteMessage', 1, (doc, o, who) => {
+      const mine = S.listMessages(doc).filter((m) => m.author.id === `u${who}`);
+      const id = mine.length && rng.bool(0.9) ? rng.pick(mine).id : 'm_none';
+      if (S.deleteMessage(doc, id, o)) ctx.removed.add(id);
+    }),
+
+    // ---- agent runs (people ask, stop and undo; the agent records progress, proposes and edits)
+    person('askAgent', 2, (doc, o, who) => {
+      const messageId = ctx.id('m') as S.MessageId;
+      S.postMessage(doc, { id: messageId, author: { id: `u${who}`, name: `User ${who}`, kind: 'person' }, text: '@agent ' + rng.string(6) }, o);
+      ctx.posted.add(messageId);
+      S.requestAgentRun(doc, { by: asPerson(o), messageId, text: 'do it', id: ctx.id('r') }, o);
+    }),
+    agent('startRun', 2, (doc, o) => {
+      const r = someRun(doc, (x) => x.status === 'queued');
+      if (!r) return;
+      const replyId = ctx.id('m') as S.MessageId;
+      S.postMessage(doc, { id: replyId, author: { id: 'agent', name: 'Agent', kind: 'agent' }, text: '', status: 'streaming', replyTo: r.request.messageId as S.MessageId, runId: r.id }, o);
+      ctx.posted.add(replyId);
+      S.startRun(doc, r.id, { replyId, model: 'scripted' }, o);
+    }),
+    agent('runProgress', 3, (doc, o) => {
+      const r = someRun(doc);
+      if (!r) return;
+      switch (rng.int(4)) {
+        case 0: return S.recordStep(doc, r.id, { prompt: rng.int(99), completion: rng.int(99), total: rng.int(199) }, o);
+        case 1: return S.setRunPlan(doc, r.id, [{ text: rng.string(6), status: rng.pick(['todo', 'doing', 'done'] as const) }], o);
+        case 2: {
+          const a = S.startActivity(doc, r.id, rng.pick(['get_cell', 'run_cell', 'set_view']), '{}', o);
+          if (a && rng.bool()) S.finishActivity(doc, r.id, a, rng.pick(['done', 'error', 'proposed'] as const), rng.string(5), o);
+          return;
+        }
+        default: return S.addAudit(doc, r.id, { tool: 'update_cell', change: rng.string(8), target: `cell:${someCell(doc)}` }, o);
+      }
+    }),
+    agent('agentAction', 3, (doc, o) => {
+      const a = someAction(doc);
+      if (a.type === 'delete_cell') return; // destructive: only through a person's Accept
+      const r = S.applyAction(doc, a, o);
+      if (r.ok && a.type === 'create_cell') ctx.created.add(a.cellId);
+    }),
+    agent('finishRun', 1, (doc, o) => {
+      const r = someRun(doc, (x) => x.status === 'running');
+      if (r) S.finishRun(doc, r.id, rng.pick(['done', 'stopped', 'error'] as const), rng.bool() ? 'because' : null, o);
+    }),
+    person('stopRun', 1, (doc, o) => {
+      const r = someRun(doc);
+      if (r) S.requestRunStop(doc, r.id, asPerson(o), o);
+    }),
+    person('askUndoRun', 1, (doc, o) => {
+      const r = someRun(doc);
+      if (r) S.requestRunUndo(doc, r.id, asPerson(o), o);
+    }),
+    agent('undoRun', 1, (doc, o, who) => {
+      const um = ctx.agentUndo(who);
+      ctx.expectOrigin(um);
+      ctx.undid = true;
+      while (um.undoStack.length) um.undo();
+      const r = someRun(doc, (x) => x.undo !== null && !x.undone);
+      ctx.expectOrigin(o);
+      if (r) S.setUndoOutcome(doc, r.id, { ok: true, at: 1, by: r.undo!.by, message: 'undone' }, o);
+    }),
+    agent('propose', 2, (doc, o) => {
+      const runId = someRun(doc)?.id ?? 'r_none';
+      const action = someAction(doc);
+      const id = S.postProposal(doc, { author: { id: 'agent', name: 'Agent', kind: 'agent' }, proposal: { runId, action, title: S.describeAction(action), ...(action.type === 'delete_cell' ? { destructive: 'deletes a cell' } : {}) } }, o);
+      ctx.posted.add(id);
+    }),
+    person('acceptProposal', 2, (doc, o) => {
+      const id = someProposal(doc);
+      const p = S.readProposal(doc, id);
+      const out = S.acceptProposal(doc, id, asPerson(o), o);
+      if (p && !p.outcome && out?.status === 'accepted') {
+        if (p.proposal.action.type === 'create_cell') ctx.created.add(p.proposal.action.cellId);
+        if (p.proposal.action.type === 'delete_cell') ctx.deleted.add(p.proposal.action.cellId);
+      }
+    }),
+    person('dismissProposal', 1, (doc, o) => void S.dismissProposal(doc, someProposal(doc), asPerson(o), o)),
+    agent('suggest', 1, (doc, o) =>
+      void S.setSuggestions(doc, someMessage(), { values: [{ label: rng.string(4), value: rng.string(8) }], actions: [{ label: 'Run', action: 'run_cell', target: someCell(doc) }] }, o)),
+
+    // ---- viewer (people through the Neuroglancer binding, the agent through its tools)
+    ...both('setCamera', 2, (doc, o) => S.setCamera(doc, { position: [rng.int(99), rng.int(99), rng.int(9)], crossSectionScale: 1 + rng.int(4) }, o)),
+    ...both('addLayer', 2, (doc, o) => {
+      const name = `layer${rng.int(6)}`;
+      if (S.layerNames(doc).includes(name)) return;
+      S.addLayer(doc, rng.bool() ? { type: 'image', source: 'precomputed://x', name, shaderControls: { gain: 1 } } : { type: 'annotation', source: 'local://annotations', name }, o);
+    }),
+    person('removeLayer', 1, (doc, o) => {
+      const name = someLayer(doc);
+      if (S.layerNames(doc).includes(name)) S.removeLayer(doc, name, o);
+    }),
+    ...both('setLayerProps', 2, (doc, o) => {
+      const name = someLayer(doc);
+      if (S.layerNames(doc).includes(name)) S.setLayerProps(doc, name, { opacity: rng.int(10) / 10, visible: rng.bool(), ...(rng.bool(0.2) ? { blend: undefined } : {}) }, o);
+    }),
+    ...both('setShaderControl', 1, (doc, o) => {
+      const name = someLayer(doc);
+      if (S.layerNames(doc).includes(name)) S.setShaderControl(doc, name, rng.pick(['gain', 'contrast']), rng.int(9), o);
+    }),
+    ...both('addAnnotations', 1, (doc, o) => {
+      const name = someLayer(doc);
+      if (S.layerNames(doc).includes(name)) S.addAnnotations(doc, name, [{ type: 'point', point: [rng.int(9), rng.int(9), rng.int(9)] }], o);
+    }),
+    person('removeAnnotations', 1, (doc, o) => {
+      const name = someLayer(doc);
+      const anns = S.readLayer(doc, name)?.annotations;
+      if (Array.isArray(anns) && anns.length) S.removeAnnotations(doc, name, [String((rng.pick(anns) as { id?: unknown }).id)], o);
+    }),
+    person('viewerDelta', 2, (doc, o) => {
+      // What the Neuroglancer binding writes: the difference between two states it saw.
+      const before = S.readViewerState(doc);
+      const after = structuredClone(before) as S.NgState;
+      after.layout = rng.pick(['xy', '4panel', '3d']);
+      if (rng.bool()) after[`custom${rng.int(3)}`] = { v: rng.int(9) };
+      S.applyViewerDelta(doc, before, after, o);
+    }),
+    ...both('saveView', 1, (doc, o, who) => void S.saveNamedView(doc, `view ${rng.int(4)}`, S.readViewerState(doc), `u${who}`, o)),
+    person('loadOrDeleteView', 1, (doc, o) => {
+      const views = S.listNamedViews(doc);
+      if (!views.length) return;
+      const v = rng.pick(views);
+      if (rng.bool()) S.loadNamedView(doc, v, o);
+      else S.deleteNamedView(doc, v.id, o);
+    }),
+
+    // ---- workspace: settings (people), title and the tables registry (the server; people remove tables)
+    person('setSetting', 1, (doc, o) => S.setSetting(doc, 'agentMode', rng.pick(['direct', 'propose'] as const), o)),
+    server('setTitle', 1, (doc, o) => S.setTitle(doc, 'Title ' + rng.string(4, 'xyz'), o)),
+    server('registerTable', 1, (doc, o) =>
+      S.registerTable(doc, { name: `t${rng.int(4)}`, fileName: 'x.csv', format: 'csv', columns: [{ name: 'a', type: 'BIGINT' }], rows: rng.int(9), bytes: 1, storedBytes: 1, uploadedBy: { id: 'u0' }, created: 1 }, o)),
+    person('unregisterTable', 1, (doc, o) => void S.unregisterTable(doc, `t${rng.int(4)}`, o)),
+  ];
+}
