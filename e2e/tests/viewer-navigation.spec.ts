@@ -24,12 +24,12 @@ test('follow: bob follows alice, her moves reach him by awareness until he moves
   // Alice looks around on her own: her camera is not written to the document.
   await alice.page.getByTestId('viewer-mode-alone').click();
   await bob.page.getByTestId('viewer-people').click();
-  await bob.page.locator(`[data-testid=viewer-person][data-user="${ALICE.id}"]`).getByTestId('viewer-follow').click();
+  await bob.page.locator(`[data-testid=viewer-person][data-user$="/${ALICE.id}"]`).getByTestId('viewer-follow').click();
   await expect(bob.page.getByTestId('viewer-status')).toContainText('Following Alice');
   // Everyone sees who follows whom.
   await expect(alice.page.getByTestId('viewer-followers')).toContainText('Bob following you');
   await alice.page.getByTestId('viewer-people').click();
-  await expect(alice.page.locator(`[data-testid=viewer-person][data-user="${BOB.id}"]`).getByTestId('viewer-person-mode')).toHaveText('following you');
+  await expect(alice.page.locator(`[data-testid=viewer-person][data-user$="/${BOB.id}"]`).getByTestId('viewer-person-mode')).toHaveText('following you');
   await alice.page.keyboard.press('Escape');
 
   for (const [dx, dy] of [[150, 0], [0, 90]] as const) {
