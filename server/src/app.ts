@@ -21,6 +21,7 @@ import { DurablePersistence } from './collab/persistence.ts';
 import { AccessControl, authorize } from './collab/access.ts';
 import { AwarenessGuard, encodeAwarenessEntries, reframeAwareness } from './collab/awareness-guard.ts';
 import { YwsBridge } from './collab/yws-bridge.ts';
+import { PlexusSocket } from './collab/socket.ts';
 import { ProtocolError } from './collab/errors.ts';
 import { validateHocuspocusFrame } from './collab/validate.ts';
 import { Workspaces } from './workspaces.ts';
@@ -191,7 +192,8 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
       });
   });
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes, perMessageDeflate: false });
+  // PlexusSocket: an oversized message closes with 4413 message-too-large (ws itself says 1009).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes, perMessageDeflate: false, WebSocket: PlexusSocket });
 
   const serveHocuspocus = (ws: WebSocket, req: IncomingMessage) => {
     const conn = hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, toRequest(req));
