@@ -31,7 +31,7 @@ import { sampleVolume } from './http/volume-api.ts';
 import { Volumes } from './volumes/volume-store.ts';
 import { DEMO_DATASET } from './volumes/demo/demo-dataset.ts';
 import { demoDatasetDir, ensureDemoDataset, isDemoDatasetCurrent } from './volumes/demo/ensure-demo.ts';
-import { sendError } from './http/respond.ts';
+import { registerServerDir, sendError } from './http/respond.ts';
 import { staticFiles } from './http/static-files.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from './demo.ts';
 import { addDemoRois } from './demo-viewer.ts';
@@ -121,6 +121,9 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
     unloadImmediately: true,
     extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels] : [])],
   });
+  // Error bodies never name these (http/respond.ts redacts them; any other absolute path too).
+  registerServerDir(config.dataDir, '<data dir>');
+  if (kernels) registerServerDir(kernels.kernelDir, '<kernel dir>');
   // After the kernel manager, whose start narrows file modes in the data dir (this file stays 0600).
   const agentTokenFile = config.agent ? writeAgentToken(config.dataDir, signer) : null;
   const workspaces = new Workspaces(store, hocuspocus, persistence);

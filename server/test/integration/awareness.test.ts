@@ -108,12 +108,12 @@ function stockClient(proto: Proto, token: string) {
   return { synced: c.synced, awareness: c.provider.awareness, clientId: c.doc.clientID, destroy: () => c.destroy() };
 }
 type StockClient = ReturnType<typeof stockClient>;
-/** The presence `user` of `who` as `observer` sees it, once it carries `name` (the local name `who` set). */
-const seenUser = (observer: StockClient, who: StockClient, until: (u: PresenceUser) => boolean) =>
-  waitFor(() => {
+/** The presence `user` of `who` as `observer` sees it, once `until` holds for it. */
+const seenUser = async (observer: StockClient, who: StockClient, until: (u: PresenceUser) => boolean): Promise<PresenceUser> =>
+  (await waitFor(() => {
     const u = observer.awareness.getStates().get(who.clientId)?.user as PresenceUser | undefined;
     return u && until(u) ? u : undefined;
-  }, { message: 'presence seen by the observer' });
+  }, { message: 'presence seen by the observer' }))!;
 
 describe('presence identity is stamped from the token', () => {
   for (const [proto, observerProto] of [['hocuspocus', 'y-websocket'], ['y-websocket', 'hocuspocus']] as const) {
