@@ -131,6 +131,33 @@ test('a state link exported by alice imports identically in a fresh workspace', 
   await expect(alice.page.getByTestId('viewer-state-error')).toContainText('not valid JSON');
 });
 
+test('a Neuroglancer link pasted raw in the chat (unencoded JSON) is masked whole and opens in the viewer', async ({ plexus, actor }) => {
+  const { workspace } = await plexus.createWorkspace(`viewer raw link ${uniq()}`);
+  await seedViewer(plexus, workspace.id, annotationState());
+  const alice = await actor(ALICE);
+  await openWorkspace(alice.page, plexus, workspace.id);
+  await waitViewer(alice.page);
+  // As copied from an address bar: quotes and brackets unencoded, a layer name with a space and parentheses.
+  const target = annotationState();
+  target.position = [70, 60, 0];
+  (target.layers as Array<Record<string, unknown>>)[0]!.name = 'rois (raw copy)';
+  const raw = `https://neuroglancer-demo.appspot.com/#!${JSON.stringify(target)}`;
+  await alice.page.getByTestId('chat-input').click();
+  await alice.page.keyboard.insertText(`Look at this: ${raw} - thanks`);
+  await alice.page.keyboard.press('Enter');
+  const message = alice.page.getByTestId('chat-message').filter({ hasText: 'Look at this:' }).last();
+  const masked = message.getByTestId('chat-ng-link');
+  await expect(masked).toHaveCount(1);
+  await expect(masked.locator('a')).toHaveText('Neuroglancer view (neuroglancer-demo.appspot.com)');
+  await expect(message.locator('.chat-text')).toContainText('- thanks');
+  await expect(message.locator('.chat-text')).not.toContainText('"layers"');
+  await masked.getByTestId('chat-ng-open').click();
+  await expect(masked).toContainText('opened in the viewer');
+  await expect.poll(() => ngPosition(alice.page)).toEqual([70, 60, 0]);
+  const stored = await plexus.withDoc(workspace.id, async (doc) => (await import('@plexus/shared')).readViewerState(doc));
+  expect((stored.layers as Array<{ name: string }>).map((l) => l.name)).toEqual(['rois (raw copy)']);
+});
+
 test('ROI stepping through an uploaded table centres the view on each row', async ({ plexus, actor }) => {
   const { workspace } = await plexus.createWorkspace(`viewer roi table ${uniq()}`);
   await seedViewer(plexus, workspace.id, annotationState());
