@@ -23,6 +23,7 @@ import {
   layerForServedVolume,
   localizeSourceUrl,
   isStateLink,
+  type NgState,
 } from '../src/index.ts';
 import { CALCIUM_STATE, MULTI_LAYER_STATE } from './fixtures/ng-states.ts';
 
@@ -120,7 +121,7 @@ describe('links in chat text', () => {
 describe('state links pasted with raw (unencoded) JSON', () => {
   // As copied from a browser's address bar: quotes, brackets, even spaces and parentheses inside
   // strings (layer names, shaders) are not encoded.
-  const state = {
+  const state: NgState = {
     layers: [
       { type: 'image', source: 'precomputed://gs://bucket/em', name: 'EM (raw) 50%41', shader: 'void main() { emitGrayscale(toNormalized(getDataValue())); }' },
       { type: 'segmentation', source: 'precomputed://gs://bucket/seg', name: 'seg', segments: ['12', '"quoted"'] },
