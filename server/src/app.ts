@@ -125,7 +125,7 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
   registerServerDir(config.dataDir, '<data dir>');
   if (kernels) registerServerDir(kernels.kernelDir, '<kernel dir>');
   // After the kernel manager, whose start narrows file modes in the data dir (this file stays 0600).
-  const agentTokenFile = config.agent ? writeAgentToken(config.dataDir, signer) : null;
+  const agentTokenFile = config.agent ? writeAgentToken(config.dataDir, signer, config.agentName) : null;
   const workspaces = new Workspaces(store, hocuspocus, persistence);
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
   workspaces.onDelete = (id) => {
