@@ -92,3 +92,13 @@ export function stampPresenceUser(user: Record<string, unknown>, who: PresenceId
     ...(who.name !== undefined ? { name: who.name } : {}),
   };
 }
+
+/**
+ * What a presence's credential says, for people to see next to a self-chosen name: `editor link`
+ * / `view link` for share links (whose holders name themselves), null otherwise.
+ */
+export function credentialLabel(user: Pick<PresenceUser, 'sub'>): string | null {
+  if (typeof user.sub !== 'string' || !user.sub.startsWith('link:')) return null;
+  const role = user.sub.slice('link:'.length);
+  return role === 'viewer' ? 'view link' : `${role} link`;
+}

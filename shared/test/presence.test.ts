@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findAskerState, isPresenceOf, presenceId, stampPresenceUser } from '../src/index.ts';
+import { credentialLabel, findAskerState, isPresenceOf, presenceId, stampPresenceUser } from '../src/index.ts';
 
 describe('presence identity stamp', () => {
   const who = { sub: 'link:editor', role: 'editor' as const };
@@ -21,5 +21,12 @@ describe('presence identity stamp', () => {
     expect(isPresenceOf({ id: 'local-owner/u_2', sub: 'local-owner' }, 'u_1')).toBe(false);
     const states = new Map<number, unknown>([[1, { user: { id: 'local-owner/u_1', sub: 'local-owner', name: 'Ada', color: '#000', role: 'owner', kind: 'person' }, focus: { panel: 'notebook', cellId: 'c' } }]]);
     expect(findAskerState(states, 'u_1')?.focus?.cellId).toBe('c');
+  });
+
+  it('labels presences that came by a share link', () => {
+    expect(credentialLabel({ sub: 'link:editor' })).toBe('editor link');
+    expect(credentialLabel({ sub: 'link:viewer' })).toBe('view link');
+    expect(credentialLabel({ sub: 'local-owner' })).toBeNull();
+    expect(credentialLabel({})).toBeNull();
   });
 });
