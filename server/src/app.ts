@@ -200,8 +200,9 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
 
   const serveHocuspocus = (ws: WebSocket, req: IncomingMessage) => {
     const conn = hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, toRequest(req));
-    // Identity per socket for the awareness checks: one owner key, and the role of the token each
-    // document was authenticated with (Hocuspocus itself refuses bad tokens).
+    // Identity per socket for the awareness checks: one owner key, and the claims of the token each
+    // document was authenticated with (role checked, sub and name stamped; Hocuspocus itself
+    // refuses bad tokens).
     const ownerKey = `hp:${randomUUID()}`;
     const roles = new Map<string, TokenClaims>();
     ws.on('message', (data: Buffer, isBinary: boolean) => {
