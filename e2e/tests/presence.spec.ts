@@ -21,7 +21,8 @@ test('alice sees bob’s avatar and the badge of the cell he focuses, following 
   await expect(avatars).toHaveCount(2);
   await expect(avatars.nth(0)).toHaveAttribute('title', 'Alice');
   await expect(avatars.nth(0)).toHaveAttribute('data-self', 'true');
-  await expect(avatars.nth(1)).toHaveAttribute('title', 'Bob');
+  // Bob came by an editor link: his name is his own choice, the link is stamped by the server.
+  await expect(avatars.nth(1)).toHaveAttribute('title', 'Bob (editor link)');
   await expect(avatars.nth(1)).toHaveText('B');
   await expect(bob.page.locator('[data-testid="avatar"][title="Alice"]')).toHaveCount(1);
   // Nobody focuses a cell yet.
@@ -47,7 +48,7 @@ test('alice sees bob’s avatar and the badge of the cell he focuses, following 
   await bob.page.getByTestId('user-name-input').fill('Bobby Tables');
   await bob.page.getByTestId('user-name-input').press('Enter');
   await expect(bob.page.getByTestId('user-name')).toContainText('Bobby Tables');
-  await expect(avatars.nth(1)).toHaveAttribute('title', 'Bobby Tables');
+  await expect(avatars.nth(1)).toHaveAttribute('title', 'Bobby Tables (editor link)');
   await expect(badgeOn(first)).toHaveAttribute('title', 'Bobby Tables');
   await codeContent(bob.page, second).click();
   await expect(badgeOn(second)).toHaveAttribute('title', 'Bobby Tables');

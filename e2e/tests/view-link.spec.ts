@@ -47,7 +47,7 @@ test('a view link gives a read-only UI and the server rejects the viewer’s cha
   await expect(markdownContent(v, mdId)).toHaveText('Read me only');
   await expect(v.getByTestId('chat-message').locator('.chat-text')).toHaveText(['Welcome, viewers']);
   // The owner sees the viewer among the people here, marked as a viewer.
-  await expect(alice.page.locator('[data-testid="avatar"][title="Victor"]')).toHaveClass(/is-viewer/);
+  await expect(alice.page.locator('[data-testid="avatar"][title="Victor (view link)"]')).toHaveClass(/is-viewer/);
 
   // Editors are not editable, and typing into them changes nothing (local edits are synchronous,
   // so "nothing changed" right after the keys is a real observation).

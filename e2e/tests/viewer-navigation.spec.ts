@@ -24,12 +24,12 @@ test('follow: bob follows alice, her moves reach him by awareness until he moves
   // Alice looks around on her own: her camera is not written to the document.
   await alice.page.getByTestId('viewer-mode-alone').click();
   await bob.page.getByTestId('viewer-people').click();
-  await bob.page.locator(`[data-testid=viewer-person][data-user="${ALICE.id}"]`).getByTestId('viewer-follow').click();
+  await bob.page.locator(`[data-testid=viewer-person][data-user$="/${ALICE.id}"]`).getByTestId('viewer-follow').click();
   await expect(bob.page.getByTestId('viewer-status')).toContainText('Following Alice');
   // Everyone sees who follows whom.
   await expect(alice.page.getByTestId('viewer-followers')).toContainText('Bob following you');
   await alice.page.getByTestId('viewer-people').click();
-  await expect(alice.page.locator(`[data-testid=viewer-person][data-user="${BOB.id}"]`).getByTestId('viewer-person-mode')).toHaveText('following you');
+  await expect(alice.page.locator(`[data-testid=viewer-person][data-user$="/${BOB.id}"]`).getByTestId('viewer-person-mode')).toHaveText('following you');
   await alice.page.keyboard.press('Escape');
 
   for (const [dx, dy] of [[150, 0], [0, 90]] as const) {
@@ -129,6 +129,33 @@ test('a state link exported by alice imports identically in a fresh workspace', 
   await alice.page.getByTestId('viewer-import-text').fill('https://example.org/#!{"layers": [');
   await alice.page.getByTestId('viewer-import').click();
   await expect(alice.page.getByTestId('viewer-state-error')).toContainText('not valid JSON');
+});
+
+test('a Neuroglancer link pasted raw in the chat (unencoded JSON) is masked whole and opens in the viewer', async ({ plexus, actor }) => {
+  const { workspace } = await plexus.createWorkspace(`viewer raw link ${uniq()}`);
+  await seedViewer(plexus, workspace.id, annotationState());
+  const alice = await actor(ALICE);
+  await openWorkspace(alice.page, plexus, workspace.id);
+  await waitViewer(alice.page);
+  // As copied from an address bar: quotes and brackets unencoded, a layer name with a space and parentheses.
+  const target = annotationState();
+  target.position = [70, 60, 0];
+  (target.layers as Array<Record<string, unknown>>)[0]!.name = 'rois (raw copy)';
+  const raw = `https://neuroglancer-demo.appspot.com/#!${JSON.stringify(target)}`;
+  await alice.page.getByTestId('chat-input').click();
+  await alice.page.keyboard.insertText(`Look at this: ${raw} - thanks`);
+  await alice.page.keyboard.press('Enter');
+  const message = alice.page.getByTestId('chat-message').filter({ hasText: 'Look at this:' }).last();
+  const masked = message.getByTestId('chat-ng-link');
+  await expect(masked).toHaveCount(1);
+  await expect(masked.locator('a')).toHaveText('Neuroglancer view (neuroglancer-demo.appspot.com)');
+  await expect(message.locator('.chat-text')).toContainText('- thanks');
+  await expect(message.locator('.chat-text')).not.toContainText('"layers"');
+  await masked.getByTestId('chat-ng-open').click();
+  await expect(masked).toContainText('opened in the viewer');
+  await expect.poll(() => ngPosition(alice.page)).toEqual([70, 60, 0]);
+  const stored = await plexus.withDoc(workspace.id, async (doc) => (await import('@plexus/shared')).readViewerState(doc));
+  expect((stored.layers as Array<{ name: string }>).map((l) => l.name)).toEqual(['rois (raw copy)']);
 });
 
 test('ROI stepping through an uploaded table centres the view on each row', async ({ plexus, actor }) => {

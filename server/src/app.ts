@@ -12,15 +12,16 @@ import { Hocuspocus } from '@hocuspocus/server';
 import { WebSocketServer, type WebSocket } from 'ws';
 import * as Y from 'yjs';
 import { randomUUID } from 'node:crypto';
-import { CloseCodes, HOCUSPOCUS_PATH, YWS_PATH_PREFIX, type Role } from '@plexus/shared';
+import { CloseCodes, HOCUSPOCUS_PATH, YWS_PATH_PREFIX, type TokenClaims } from '@plexus/shared';
 import type { ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { TokenSigner, loadOrCreateSecret } from './auth/tokens.ts';
 import { WorkspaceStore } from './store/workspace-store.ts';
 import { DurablePersistence } from './collab/persistence.ts';
 import { AccessControl, authorize } from './collab/access.ts';
-import { AwarenessGuard } from './collab/awareness-guard.ts';
+import { AwarenessGuard, encodeAwarenessEntries, reframeAwareness } from './collab/awareness-guard.ts';
 import { YwsBridge } from './collab/yws-bridge.ts';
+import { PlexusSocket } from './collab/socket.ts';
 import { ProtocolError } from './collab/errors.ts';
 import { validateHocuspocusFrame } from './collab/validate.ts';
 import { Workspaces } from './workspaces.ts';
@@ -30,7 +31,7 @@ import { sampleVolume } from './http/volume-api.ts';
 import { Volumes } from './volumes/volume-store.ts';
 import { DEMO_DATASET } from './volumes/demo/demo-dataset.ts';
 import { demoDatasetDir, ensureDemoDataset, isDemoDatasetCurrent } from './volumes/demo/ensure-demo.ts';
-import { sendError } from './http/respond.ts';
+import { registerServerDir, sendError } from './http/respond.ts';
 import { staticFiles } from './http/static-files.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from './demo.ts';
 import { addDemoRois } from './demo-viewer.ts';
@@ -120,8 +121,11 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
     unloadImmediately: true,
     extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels] : [])],
   });
+  // Error bodies never name these (http/respond.ts redacts them; any other absolute path too).
+  registerServerDir(config.dataDir, '<data dir>');
+  if (kernels) registerServerDir(kernels.kernelDir, '<kernel dir>');
   // After the kernel manager, whose start narrows file modes in the data dir (this file stays 0600).
-  const agentTokenFile = config.agent ? writeAgentToken(config.dataDir, signer) : null;
+  const agentTokenFile = config.agent ? writeAgentToken(config.dataDir, signer, config.agentName) : null;
   const workspaces = new Workspaces(store, hocuspocus, persistence);
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
   workspaces.onDelete = (id) => {
@@ -193,33 +197,38 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
       });
   });
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes, perMessageDeflate: false });
+  // PlexusSocket: an oversized message closes with 4413 message-too-large (ws itself says 1009).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes, perMessageDeflate: false, WebSocket: PlexusSocket });
 
   const serveHocuspocus = (ws: WebSocket, req: IncomingMessage) => {
     const conn = hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, toRequest(req));
-    // Identity per socket for the awareness checks: one owner key, and the role of the token each
-    // document was authenticated with (Hocuspocus itself refuses bad tokens).
+    // Identity per socket for the awareness checks: one owner key, and the claims of the token each
+    // document was authenticated with (role checked, sub and name stamped; Hocuspocus itself
+    // refuses bad tokens).
     const ownerKey = `hp:${randomUUID()}`;
-    const roles = new Map<string, Role>();
+    const roles = new Map<string, TokenClaims>();
     ws.on('message', (data: Buffer, isBinary: boolean) => {
-      const frame = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      let frame = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
       try {
         if (!isBinary) throw new ProtocolError(CloseCodes.MalformedMessage, 'text frames are not part of the protocol');
         const f = validateHocuspocusFrame(frame);
         if (f.token !== undefined) {
           try {
-            roles.set(f.documentName, signer.verify(f.token).role);
+            roles.set(f.documentName, signer.verify(f.token));
           } catch {
             roles.delete(f.documentName);
           }
         }
         if (f.awareness) {
-          const role = roles.get(f.documentName);
+          const claims = roles.get(f.documentName);
           // Not (or not validly) authenticated for this document: Hocuspocus would queue the frame
           // and apply it unchecked after authentication, or refuse the document; drop it instead.
-          if (!role) return;
+          if (!claims) return;
           const live = hocuspocus.documents.get(f.documentName);
-          guard.check(f.documentName, { ownerKey, role }, f.awareness, (id) => live?.awareness.meta.get(id)?.clock);
+          const who = { ownerKey, role: claims.role, sub: claims.sub, ...(claims.name !== undefined ? { name: claims.name } : {}) };
+          const checked = guard.check(f.documentName, who, f.awareness, (id) => live?.awareness.meta.get(id)?.clock);
+          // Identity stamped from the token: Hocuspocus applies and relays the stamped states.
+          if (checked.stamped) frame = reframeAwareness(frame, encodeAwarenessEntries(checked.entries));
         }
       } catch (e) {
         const err = e as ProtocolError;

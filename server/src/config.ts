@@ -53,6 +53,8 @@ export interface ServerConfig {
   dataQueryTimeoutMs: number;
   /** Write the agent's service token to `<dataDir>/agent.token` at start (`npm start` runs the agent). */
   agent: boolean;
+  /** The agent's name, in its token (`PLEXUS_AGENT_NAME`, as the agent reads it): the server stamps it on its presence. */
+  agentName?: string;
 }
 
 function int(v: string | undefined, dflt: number, name: string): number {
@@ -94,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     uploadTimeoutMs: int(env.PLEXUS_UPLOAD_TIMEOUT_MS, 120_000, 'PLEXUS_UPLOAD_TIMEOUT_MS'),
     dataQueryTimeoutMs: int(env.PLEXUS_DATA_QUERY_TIMEOUT_MS, 10_000, 'PLEXUS_DATA_QUERY_TIMEOUT_MS'),
     agent: env.PLEXUS_AGENT !== '0',
+    agentName: env.PLEXUS_AGENT_NAME?.trim() || undefined,
     ...overrides,
   };
 }

@@ -8,8 +8,14 @@ import type { Role } from './protocol.ts';
 export type PresenceKind = 'person' | 'agent' | 'service';
 
 export interface PresenceUser {
-  /** Stable per browser/user; the server checks it against the connection. */
+  /**
+   * `<token sub>/<device id>`, stamped by the server from the connection's token (see
+   * `stampPresenceUser`): the device id (stable per browser) is the client's choice, the prefix is not.
+   */
   id: string;
+  /** The token's subject (`local-owner`, `link:editor`, `service:agent`…), stamped by the server. */
+  sub?: string;
+  /** Chosen by the person, unless the token carries a `name` claim: then the server stamps that. */
   name: string;
   color: string;
   /** Light variant of color (y-codemirror.next uses it for selections). */
@@ -51,4 +57,48 @@ export function readPresence(state: unknown): PresenceState | null {
   const user = (state as { user?: unknown }).user as PresenceUser | undefined;
   if (!user || typeof user !== 'object' || typeof user.id !== 'string' || typeof user.name !== 'string') return null;
   return state as PresenceState;
+}
+
+/** The presence id of a device (a browser's stable id) seen through a token subject. */
+export const presenceId = (sub: string, deviceId: string): string => (deviceId.startsWith(sub + '/') ? deviceId : `${sub}/${deviceId}`);
+
+/** True when a presence `user` is the given device id (a document author id), under any subject. */
+export function isPresenceOf(user: Pick<PresenceUser, 'id' | 'sub'>, deviceId: string): boolean {
+  return user.id === deviceId || (typeof user.sub === 'string' && user.id === presenceId(user.sub, deviceId));
+}
+
+/** What the server knows of a connection for presence: its token's claims. */
+export interface PresenceIdentity {
+  sub: string;
+  role: Role;
+  /** The token's `name` claim: when present it is the name everyone sees. */
+  name?: string;
+}
+
+/**
+ * The identity fields of a presence `user`, as the server stamps them on every awareness state a
+ * connection publishes (both protocols): `sub` and `role` from the token, `id` prefixed with the
+ * token's subject (a device id the client chose stays, but nobody can present an id under someone
+ * else's credential), `name` from the token when it names someone. Other fields are kept.
+ * Idempotent: a client that builds its presence this way is unchanged by the stamp.
+ */
+export function stampPresenceUser(user: Record<string, unknown>, who: PresenceIdentity): Record<string, unknown> {
+  const device = typeof user.id === 'string' && user.id !== '' ? user.id : 'anonymous';
+  return {
+    ...user,
+    id: presenceId(who.sub, device),
+    sub: who.sub,
+    role: who.role,
+    ...(who.name !== undefined ? { name: who.name } : {}),
+  };
+}
+
+/**
+ * What a presence's credential says, for people to see next to a self-chosen name: `editor link`
+ * / `view link` for share links (whose holders name themselves), null otherwise.
+ */
+export function credentialLabel(user: Pick<PresenceUser, 'sub'>): string | null {
+  if (typeof user.sub !== 'string' || !user.sub.startsWith('link:')) return null;
+  const role = user.sub.slice('link:'.length);
+  return role === 'viewer' ? 'view link' : `${role} link`;
 }

@@ -23,6 +23,7 @@ import {
   layerForServedVolume,
   localizeSourceUrl,
   isStateLink,
+  type NgState,
 } from '../src/index.ts';
 import { CALCIUM_STATE, MULTI_LAYER_STATE } from './fixtures/ng-states.ts';
 
@@ -114,6 +115,56 @@ describe('links in chat text', () => {
     ]);
     expect(splitLinks('no links here')).toEqual([{ kind: 'text', text: 'no links here' }]);
     expect(isStateLink('https://h.org/#section')).toBe(false);
+  });
+});
+
+describe('state links pasted with raw (unencoded) JSON', () => {
+  // As copied from a browser's address bar: quotes, brackets, even spaces and parentheses inside
+  // strings (layer names, shaders) are not encoded.
+  const state: NgState = {
+    layers: [
+      { type: 'image', source: 'precomputed://gs://bucket/em', name: 'EM (raw) 50%41', shader: 'void main() { emitGrayscale(toNormalized(getDataValue())); }' },
+      { type: 'segmentation', source: 'precomputed://gs://bucket/seg', name: 'seg', segments: ['12', '"quoted"'] },
+    ],
+    position: [10, 20.5, 30],
+    layout: '4panel',
+  };
+  const raw = `https://ng.example.org/#!${JSON.stringify(state)}`;
+  const encoded = stateLink(state, 'https://ng.example.org/');
+
+  it('is recognised whole, alone or surrounded by text, and parses to the state', () => {
+    for (const [before, after] of [['', ''], ['Look at this: ', ' and tell me.'], ['(see ', ')'], ['see ', '. Thanks!']] as const) {
+      const segs = splitLinks(`${before}${raw}${after}`);
+      expect(segs, `${before}…${after}`).toEqual([
+        ...(before ? [{ kind: 'text', text: before }] : []),
+        { kind: 'link', url: raw, label: 'Neuroglancer view (ng.example.org)', neuroglancer: true },
+        ...(after ? [{ kind: 'text', text: after }] : []),
+      ]);
+      expect(parseStateInput((segs.find((x) => x.kind === 'link') as { url: string }).url)).toEqual({ kind: 'state', state });
+    }
+  });
+
+  it('raw, encoded and markdown links side by side are each taken whole', () => {
+    const md = `[ROI 12](${raw})`;
+    const segs = splitLinks(`raw ${raw}\nencoded ${encoded} and ${md}, done`);
+    expect(segs.filter((x) => x.kind === 'link')).toEqual([
+      { kind: 'link', url: raw, label: 'Neuroglancer view (ng.example.org)', neuroglancer: true },
+      { kind: 'link', url: encoded, label: 'Neuroglancer view (ng.example.org)', neuroglancer: true },
+      { kind: 'link', url: raw, label: 'ROI 12', neuroglancer: true },
+    ]);
+    expect(segs.filter((x) => x.kind === 'text').map((x) => (x as { text: string }).text)).toEqual(['raw ', '\nencoded ', ' and ', ', done']);
+    for (const l of segs) if (l.kind === 'link') expect(parseStateInput(l.url)).toEqual({ kind: 'state', state });
+  });
+
+  it('a raw link whose JSON never closes stays as it was (cut at the quote), and says why it does not parse', () => {
+    const cut = 'https://h.org/#!{"layers":[{"name":"a"}';
+    const segs = splitLinks(`${cut}\nnext line }`);
+    expect(segs[0]).toEqual({ kind: 'link', url: 'https://h.org/#!{', label: 'Neuroglancer view (h.org)', neuroglancer: true });
+    expect(() => parseStateInput(cut)).toThrow(StateParseError);
+  });
+
+  it('a partly encoded fragment still parses', () => {
+    expect(parseStateInput('https://h.org/#!{%22layers%22:[]}')).toEqual({ kind: 'state', state: { layers: [] } });
   });
 });
 

@@ -13,12 +13,15 @@ import {
   HOCUSPOCUS_PATH,
   lightColor,
   roots,
+  stampPresenceUser,
   userOrigin,
   type PresenceState,
   type PresenceUser,
   type Role,
+  type TokenClaims,
   type UserOrigin,
 } from '@plexus/shared';
+import { decodeClaims } from '../api/tokens.ts';
 import type { Workspace } from '../api/workspaces.ts';
 import type { LocalUser } from '../state/user.ts';
 import { classifyAuthFailure, classifyProblem, type SessionProblem } from './problems.ts';
@@ -43,8 +46,15 @@ const RESET_GUARD_KEY = 'plexus.lastReset';
 const REJOIN_MIN_MS = 1000;
 const REJOIN_MAX_MS = 30_000;
 
-export function presenceUser(user: LocalUser, role: Role): PresenceUser {
-  return { id: user.id, name: user.name, color: user.color, colorLight: lightColor(user.color), role, kind: 'person' };
+/**
+ * This person's presence, built exactly as the server stamps it (`stampPresenceUser`): the id under
+ * the token's subject, the token's name when it has one. So what we show for ourselves is what
+ * others see, and the stamp changes nothing.
+ */
+export function presenceUser(user: LocalUser, role: Role, claims: Pick<TokenClaims, 'sub' | 'name'> | null): PresenceUser {
+  const mine: PresenceUser = { id: user.id, name: user.name, color: user.color, colorLight: lightColor(user.color), role, kind: 'person' };
+  if (!claims || typeof claims.sub !== 'string') return mine;
+  return stampPresenceUser(mine as unknown as Record<string, unknown>, { sub: claims.sub, role, ...(typeof claims.name === 'string' ? { name: claims.name } : {}) }) as unknown as PresenceUser;
 }
 
 export class WorkspaceSession {
@@ -57,6 +67,8 @@ export class WorkspaceSession {
   /** Structural undo (cells added/deleted/moved/re-kinded, title, chat) of this user only. */
   readonly undoManager: Y.UndoManager;
 
+  /** The token's claims as decoded here (the server stamps presence from the verified ones). */
+  private readonly claims: TokenClaims | null;
   private snap: SessionSnapshot = { status: 'connecting', ready: false, serverSynced: false, problem: null };
   private listeners = new Set<() => void>();
   private wsStatus: 'connecting' | 'connected' | 'disconnected' = 'connecting';
@@ -76,7 +88,8 @@ export class WorkspaceSession {
     this.awareness = new Awareness(this.doc);
     // Presence is set before the provider exists so the very first awareness message already
     // carries the role the server expects for this connection.
-    const state: PresenceState = { user: presenceUser(user, role), focus: { panel: null, cellId: null } };
+    this.claims = decodeClaims(token);
+    const state: PresenceState = { user: presenceUser(user, role, this.claims), focus: { panel: null, cellId: null } };
     this.awareness.setLocalState(state);
 
     // Viewers keep their own copy: an editor's unsynced offline edits in this browser must never
@@ -131,7 +144,7 @@ export class WorkspaceSession {
 
   /** Updates the `user` presence field (name edits), keeping the server-given role. */
   setUser(user: LocalUser): void {
-    this.awareness.setLocalStateField('user', presenceUser(user, this.role));
+    this.awareness.setLocalStateField('user', presenceUser(user, this.role, this.claims));
   }
 
   private onProblem(p: SessionProblem): void {

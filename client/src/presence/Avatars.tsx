@@ -1,10 +1,17 @@
 /**
  * Who is in the workspace: one avatar per person (several tabs of one person show once), the
- * local user first and outlined.
+ * local user first and outlined. The tooltip says when someone came by a share link.
  */
 import type { Awareness } from 'y-protocols/awareness';
+import { credentialLabel, type PresenceUser } from '@plexus/shared';
 import { usePeers } from '../collab/presenceIndex.ts';
 import { initials } from './initials.ts';
+
+/** A person's name, with the share link they came by (the server stamps `sub`): a name is self-chosen, the link is not. */
+const personTitle = (u: PresenceUser) => {
+  const via = credentialLabel(u);
+  return via ? `${u.name} (${via})` : u.name;
+};
 
 export function Avatars({ awareness }: { awareness: Awareness }) {
   const peers = usePeers(awareness);
@@ -23,7 +30,8 @@ export function Avatars({ awareness }: { awareness: Awareness }) {
           data-testid="avatar"
           data-self={p.self ? 'true' : undefined}
           data-kind={p.user.kind}
-          title={p.user.kind === 'agent' ? `${p.user.name} (agent)` : p.user.name}
+          data-sub={p.user.sub}
+          title={p.user.kind === 'agent' ? `${p.user.name} (agent)` : personTitle(p.user)}
           style={{ backgroundColor: p.user.color }}
         >
           {p.user.kind === 'agent' ? '✦' : initials(p.user.name)}

@@ -18,9 +18,10 @@ const AGENT_TOKEN_DAYS = 30;
 /** True for the agent's token: every workspace, service role, agent subject. */
 export const isAgentClaims = (c: TokenClaims): boolean => c.ws === '*' && c.role === 'service' && c.sub === AGENT_SUB;
 
-/** Signs a fresh agent token and writes it to `<dataDir>/agent.token` (0600, atomically). Returns the path. */
-export function writeAgentToken(dataDir: string, signer: TokenSigner): string {
-  const token = signer.sign({ ws: '*', role: 'service', sub: AGENT_SUB, name: AGENT_NAME, ttlSeconds: AGENT_TOKEN_DAYS * 86400 });
+/** Signs a fresh agent token (named `name`, PLEXUS_AGENT_NAME) and writes it to `<dataDir>/agent.token` (0600, atomically). Returns the path. */
+export function writeAgentToken(dataDir: string, signer: TokenSigner, name: string = AGENT_NAME): string {
+  // The name is the one everyone sees in presence (the server stamps a token's name).
+  const token = signer.sign({ ws: '*', role: 'service', sub: AGENT_SUB, name: name.slice(0, 100), ttlSeconds: AGENT_TOKEN_DAYS * 86400 });
   const file = path.join(dataDir, AGENT_TOKEN_FILE);
   const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {

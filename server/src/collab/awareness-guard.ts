@@ -2,18 +2,54 @@
  * Presence checks shared by both protocols: a connection may only set awareness entries for
  * client ids it introduced (no one can overwrite or remove someone else's presence), its
  * `user.role` must be the role of its token, and only service connections may present themselves
- * as an agent or service. Stock clients (y-websocket's provider, Hocuspocus' provider) relay every
+ * as an agent or service. The identity of every accepted `user` is then stamped from the token
+ * (`stampPresenceUser`: `sub`, `role`, `id` under the token's subject, `name` when the token has
+ * one), so nobody can present someone else's id or a name a token fixes. Stock clients (y-websocket's provider, Hocuspocus' provider) relay every
  * awareness change they receive back to the server, so an entry of someone else's id that is not
  * newer than what the server holds is an echo, ignored; a newer one (or a removal at the current
  * clock) is a spoof. Effects: keeps an in-memory ownership table per document.
  */
-import { CloseCodes, type Role } from '@plexus/shared';
+import * as decoding from 'lib0/decoding';
+import * as encoding from 'lib0/encoding';
+import { CloseCodes, stampPresenceUser, type Role } from '@plexus/shared';
 import { ProtocolError } from './errors.ts';
+import type { AwarenessEntry } from './validate.ts';
 
 export interface PeerIdentity {
   /** Unique per connection (Hocuspocus socket id, or a y-websocket connection id). */
   ownerKey: string;
   role: Role;
+  /** The token's subject: accepted presences are stamped with it (omitted only by benchmarks of the checks). */
+  sub?: string;
+  /** The token's `name` claim, stamped over the client's name when present. */
+  name?: string;
+}
+
+/** Longest `user.id` accepted (before the subject prefix). */
+export const MAX_PRESENCE_ID_LENGTH = 200;
+
+/** A Hocuspocus awareness frame (address, type, update) with its update replaced. */
+export function reframeAwareness(frame: Uint8Array, update: Uint8Array): Uint8Array {
+  const d = decoding.createDecoder(frame);
+  const address = decoding.readVarString(d);
+  const type = decoding.readVarUint(d);
+  const e = encoding.createEncoder();
+  encoding.writeVarString(e, address);
+  encoding.writeVarUint(e, type);
+  encoding.writeVarUint8Array(e, update);
+  return encoding.toUint8Array(e);
+}
+
+/** Encodes awareness entries as a y-protocols awareness update. */
+export function encodeAwarenessEntries(entries: readonly AwarenessEntry[]): Uint8Array {
+  const e = encoding.createEncoder();
+  encoding.writeVarUint(e, entries.length);
+  for (const x of entries) {
+    encoding.writeVarUint(e, x.clientId);
+    encoding.writeVarUint(e, x.clock);
+    encoding.writeVarString(e, JSON.stringify(x.state));
+  }
+  return encoding.toUint8Array(e);
 }
 
 /** Most awareness client ids one connection may hold at once (a browser tab uses one). */
@@ -31,16 +67,19 @@ export class AwarenessGuard {
   /**
    * Checks a batch of awareness entries from one connection and records ownership of accepted ids.
    * Throws ProtocolError(PresenceSpoof) for any violation; nothing is recorded then.
+   * Returns the batch to apply: the same entries, those of this connection with their `user`
+   * stamped from the token (when `who.sub` is given); `stamped` says whether anything changed.
    */
   check(
     doc: string,
     who: PeerIdentity,
-    entries: Iterable<{ clientId: number; clock: number; state: Record<string, unknown> | null }>,
+    entries: Iterable<AwarenessEntry>,
     currentClock: (clientId: number) => number | undefined,
-  ): void {
+  ): { entries: AwarenessEntry[]; stamped: boolean } {
     const table = this.table(doc);
-    const list = [];
-    for (const e of entries) {
+    const all = [...entries];
+    const list: AwarenessEntry[] = [];
+    for (const e of all) {
       const owner = table.get(e.clientId);
       if (owner !== undefined && owner !== who.ownerKey) {
         const current = currentClock(e.clientId);
@@ -58,6 +97,8 @@ export class AwarenessGuard {
         if ((user.kind === 'agent' || user.kind === 'service') && who.role !== 'service')
           throw new ProtocolError(CloseCodes.PresenceSpoof, `only service connections may present as ${String(user.kind)}`);
         if (typeof user.name === 'string' && user.name.length > 100) throw new ProtocolError(CloseCodes.PresenceSpoof, 'name is too long');
+        if (user.id !== undefined && (typeof user.id !== 'string' || user.id.length > MAX_PRESENCE_ID_LENGTH))
+          throw new ProtocolError(CloseCodes.PresenceSpoof, `user.id must be a string of at most ${MAX_PRESENCE_ID_LENGTH} characters`);
       }
     }
     const mine = [...table.values()].filter((k) => k === who.ownerKey).length;
@@ -68,6 +109,18 @@ export class AwarenessGuard {
       if (state === null) table.delete(clientId);
       else table.set(clientId, who.ownerKey);
     }
+    const { sub } = who;
+    if (sub === undefined) return { entries: all, stamped: false };
+    const own = new Set(list);
+    let stamped = false;
+    const out = all.map((e) => {
+      if (!own.has(e) || !e.state || !e.state.user) return e;
+      const user = stampPresenceUser(e.state.user as Record<string, unknown>, { sub, role: who.role, ...(who.name !== undefined ? { name: who.name } : {}) });
+      if (JSON.stringify(user) === JSON.stringify(e.state.user)) return e;
+      stamped = true;
+      return { ...e, state: { ...e.state, user } };
+    });
+    return { entries: out, stamped };
   }
 
   /** Client ids owned by a connection. */

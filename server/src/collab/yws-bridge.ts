@@ -15,7 +15,7 @@ import * as Y from 'yjs';
 import { applyAwarenessUpdate, encodeAwarenessUpdate, removeAwarenessStates } from 'y-protocols/awareness';
 import { CloseCodes, canWrite, writerOfToken, type TokenClaims } from '@plexus/shared';
 import type { Logger } from '../log.ts';
-import type { AwarenessGuard } from './awareness-guard.ts';
+import { encodeAwarenessEntries, type AwarenessGuard } from './awareness-guard.ts';
 import { ProtocolError } from './errors.ts';
 import type { DurablePersistence, YwsOrigin } from './persistence.ts';
 import { decodeAwarenessUpdate, readSyncPayload, SYNC } from './validate.ts';
@@ -199,8 +199,10 @@ export class YwsBridge {
           }
         })();
         const entries = decodeAwarenessUpdate(update);
-        this.guard.check(doc.name, { ownerKey: origin.ownerKey, role: claims.role }, entries, (id) => doc.awareness.meta.get(id)?.clock);
-        applyAwarenessUpdate(doc.awareness, update, origin);
+        const who = { ownerKey: origin.ownerKey, role: claims.role, sub: claims.sub, ...(claims.name !== undefined ? { name: claims.name } : {}) };
+        const checked = this.guard.check(doc.name, who, entries, (id) => doc.awareness.meta.get(id)?.clock);
+        // Identity stamped from the token: what everyone sees is what the token says.
+        applyAwarenessUpdate(doc.awareness, checked.stamped ? encodeAwarenessEntries(checked.entries) : update, origin);
         return;
       }
       case MSG.QueryAwareness:

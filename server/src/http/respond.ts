@@ -1,5 +1,49 @@
-/** Small HTTP helpers: JSON responses, clear JSON errors, bounded JSON bodies. Effects: I/O. */
+/**
+ * Small HTTP helpers: JSON responses, clear JSON errors, bounded JSON bodies. Every error body
+ * (status ≥ 400) passes through `redactServerPaths`, the last guard against a message that names
+ * a file of the server (the data directory, temporary files). Effects: I/O.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** Directories whose paths never leave the server, longest first, with what to say instead. */
+const serverDirs: Array<[string, string]> = [];
+
+/** Adds a directory (and its real path) whose absolute path must never appear in an error body. */
+export function registerServerDir(dir: string, label: string): void {
+  const variants = new Set([dir.replace(/\/+$/, '')]);
+  try {
+    variants.add(fs.realpathSync(dir));
+  } catch {
+    // not created yet: its given path is enough
+  }
+  for (const v of variants) if (v.length > 1 && !serverDirs.some(([d]) => d === v)) serverDirs.push([v, label]);
+  serverDirs.sort((a, b) => b[0].length - a[0].length);
+}
+registerServerDir(os.tmpdir(), '<temp dir>');
+registerServerDir(process.cwd(), '<server dir>');
+registerServerDir(os.homedir(), '<home dir>');
+
+/**
+ * An absolute path starting a word: `/` and a name, after the start, a space, a quote, a bracket,
+ * `=`, `:` or `,`. Our own URL paths (`/api/…`, `/volumes/…`, `/collab`, `/yjs/…`) are not files.
+ */
+const ABSOLUTE_PATH = /(^|[\s"'`(=:,[{])\/(?!(?:api|volumes|yjs)\/|collab\b)[A-Za-z0-9._~-][^\s"'`)\]},;]*/g;
+
+/** The text with every server directory and any other absolute path replaced by a label. */
+export function redactServerPaths(text: string): string {
+  let out = text;
+  for (const [dir, label] of serverDirs) if (out.includes(dir)) out = out.split(dir).join(label);
+  return out.replace(ABSOLUTE_PATH, (_m, lead: string) => `${lead}<server path>`);
+}
+
+function redactDeep(v: unknown): unknown {
+  if (typeof v === 'string') return redactServerPaths(v);
+  if (Array.isArray(v)) return v.map(redactDeep);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redactDeep(x)]));
+  return v;
+}
 
 export class HttpError extends Error {
   constructor(
@@ -12,7 +56,7 @@ export class HttpError extends Error {
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const data = JSON.stringify(body);
+  const data = JSON.stringify(status >= 400 ? redactDeep(body) : body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(data) });
   res.end(data);
 }

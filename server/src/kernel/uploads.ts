@@ -28,6 +28,16 @@ export class UploadError extends Error {
   }
 }
 
+/**
+ * DuckDB's and Node's messages name the files they touched, which here are the server's temporary
+ * files: name the upload (or what a file is) instead, so no server path reaches the client.
+ */
+export function withoutServerPaths(message: string, names: ReadonlyArray<readonly [path: string, label: string]>): string {
+  let out = message;
+  for (const [p, label] of [...names].sort((a, b) => b[0].length - a[0].length)) if (p) out = out.split(p).join(label);
+  return out;
+}
+
 export interface UploadLimits {
   maxBytes: number;
   timeoutMs: number;
@@ -94,6 +104,7 @@ export async function importUpload(input: {
   const stem = path.join(input.tmpDir, `${Date.now()}-${randomBytes(6).toString('hex')}`);
   const raw = `${stem}.upload`;
   const out = `${stem}.duckdb`;
+  const names = [[raw, input.fileName], [out, 'the new table'], [input.tmpDir, 'the upload folder'], [input.tablesDir, 'the tables folder']] as const;
   const cleanup = () => {
     for (const f of [raw, out, `${out}.wal`, `${out}.tmp`]) fs.rmSync(f, { force: true });
   };
@@ -111,12 +122,12 @@ export async function importUpload(input: {
       await pipeline(input.body, ...(stages as [Transform]), fs.createWriteStream(raw, { mode: 0o600 }));
     } catch (e) {
       if (e instanceof UploadError) throw e;
-      const msg = (e as Error).message;
+      const msg = withoutServerPaths((e as Error).message, names);
       if (gzip && /header|incorrect|invalid|unexpected end/i.test(msg)) throw new UploadError(400, 'bad-gzip', `"${input.fileName}" is not a valid gzip file: ${msg}`);
       throw new UploadError(400, 'upload-interrupted', `the upload did not complete: ${msg}`);
     }
     if (fs.statSync(raw).size === 0) throw new UploadError(400, 'empty', `"${input.fileName}" is empty`);
-    const result = await runImporter(raw, out, format, input.limits);
+    const result = await runImporter(raw, out, format, input.limits, (m) => withoutServerPaths(m, names));
     fs.rmSync(raw, { force: true });
     const dest = path.join(input.tablesDir, `${name}.duckdb`);
     fs.chmodSync(out, 0o444);
@@ -127,7 +138,13 @@ export async function importUpload(input: {
   }
 }
 
-function runImporter(inputFile: string, output: string, format: DataFormat, limits: UploadLimits): Promise<{ columns: TableColumn[]; rows: number }> {
+function runImporter(
+  inputFile: string,
+  output: string,
+  format: DataFormat,
+  limits: UploadLimits,
+  clean: (message: string) => string,
+): Promise<{ columns: TableColumn[]; rows: number }> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const done = (f: () => void) => {
@@ -151,7 +168,7 @@ function runImporter(inputFile: string, output: string, format: DataFormat, limi
       init: { type: 'init' },
       onMessage: (m) => {
         if (m.type === 'result') done(() => resolve({ columns: (m.columns as TableColumn[]) ?? [], rows: Number(m.rows ?? 0) }));
-        if (m.type === 'error') done(() => reject(new UploadError(422, 'invalid-file', `the file could not be read as ${format.toUpperCase()}: ${String(m.message).slice(0, 1000)}`)));
+        if (m.type === 'error') done(() => reject(new UploadError(422, 'invalid-file', `the file could not be read as ${format.toUpperCase()}: ${clean(String(m.message)).slice(0, 1000)}`)));
       },
       describeExit: (exit) =>
         exit.killedFor ?? (exit.signal === 'SIGXFSZ' ? 'the table is too large' : exit.signal ? `the importer was killed by ${exit.signal}` : `the importer exited (code ${exit.code})`),
@@ -160,7 +177,7 @@ function runImporter(inputFile: string, output: string, format: DataFormat, limi
     child.ready.then(() => child.send({ type: 'import', input: inputFile, output, format, memoryMb: limits.memoryMb }), () => {});
     child.death.then((reason) => {
       clearTimeout(timer);
-      done(() => reject(new UploadError(422, 'invalid-file', `the file could not be imported: ${reason}`)));
+      done(() => reject(new UploadError(422, 'invalid-file', `the file could not be imported: ${clean(reason)}`)));
     });
   });
 }

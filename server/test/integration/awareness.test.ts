@@ -1,10 +1,13 @@
 /**
  * Presence cannot be spoofed: a connection may not overwrite or remove another connection's
- * awareness entry, may not claim a role its token does not grant, and only service connections
- * may appear as the agent. Legitimate presence flows between both protocols.
+ * awareness entry, may not claim a role its token does not grant, only service connections
+ * may appear as the agent, and the identity everyone sees (`user.sub`, `user.id`, and `user.name`
+ * when the token names someone) is stamped from the token. Legitimate presence flows between both
+ * protocols.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as encoding from 'lib0/encoding';
+import { presenceId, type PresenceUser } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { api, hocuspocusClient, startTestServer, waitFor, ywsClient } from '../helpers.ts';
 import { hpFrame, rawHocuspocus, rawYws } from '../raw-clients.ts';
@@ -12,10 +15,12 @@ import { hpFrame, rawHocuspocus, rawYws } from '../raw-clients.ts';
 let s: PlexusServer;
 let ws: string;
 let viewerToken: string;
+let editorToken: string;
 beforeAll(async () => {
   s = await startTestServer();
   ws = (await api(s.url, s.ownerToken, 'POST', '/api/workspaces', { name: 'Presence' })).json.workspace.id;
   viewerToken = (await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/share`, { role: 'viewer' })).json.token;
+  editorToken = (await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/share`, { role: 'editor' })).json.token;
 });
 afterAll(() => s.close());
 
@@ -89,5 +94,84 @@ describe('awareness checks', () => {
     v.provider.awareness.setLocalState(user('honest viewer', 'viewer'));
     await waitFor(() => [...s.hocuspocus.documents.get(ws)!.awareness.getStates().values()].some((st) => st.user?.name === 'honest viewer'), { message: 'viewer presence' });
     v.destroy();
+  });
+});
+
+type Proto = 'hocuspocus' | 'y-websocket';
+/** A stock client of either protocol, with its awareness. */
+function stockClient(proto: Proto, token: string) {
+  if (proto === 'hocuspocus') {
+    const c = hocuspocusClient(s.url, ws, token);
+    return { synced: c.synced, awareness: c.provider.awareness!, clientId: c.doc.clientID, destroy: () => c.destroy() };
+  }
+  const c = ywsClient(s.url, ws, token);
+  return { synced: c.synced, awareness: c.provider.awareness, clientId: c.doc.clientID, destroy: () => c.destroy() };
+}
+type StockClient = ReturnType<typeof stockClient>;
+/** The presence `user` of `who` as `observer` sees it, once `until` holds for it. */
+const seenUser = async (observer: StockClient, who: StockClient, until: (u: PresenceUser) => boolean): Promise<PresenceUser> =>
+  (await waitFor(() => {
+    const u = observer.awareness.getStates().get(who.clientId)?.user as PresenceUser | undefined;
+    return u && until(u) ? u : undefined;
+  }, { message: 'presence seen by the observer' }))!;
+
+describe('presence identity is stamped from the token', () => {
+  for (const [proto, observerProto] of [['hocuspocus', 'y-websocket'], ['y-websocket', 'hocuspocus']] as const) {
+    it(`an editor-link holder cannot present the owner's id (${proto}): others see it under the link`, async () => {
+      const olivia = stockClient('y-websocket', s.ownerToken);
+      const mallory = stockClient(proto, editorToken);
+      const observer = stockClient(observerProto, viewerToken);
+      await Promise.all([olivia.synced, mallory.synced, observer.synced]);
+      const oliviaUser = { id: presenceId('local-owner', 'u_olivia'), name: 'Olivia Owner', color: '#123456', role: 'owner', kind: 'person' };
+      olivia.awareness.setLocalState({ user: oliviaUser });
+      const seenOlivia = await seenUser(observer, olivia, (u) => u.name === 'Olivia Owner');
+      expect(seenOlivia).toMatchObject({ id: 'local-owner/u_olivia', sub: 'local-owner', role: 'owner' });
+
+      // Mallory copies Olivia's presence id and name, with the role her token grants.
+      mallory.awareness.setLocalState({ user: { ...oliviaUser, role: 'editor' } });
+      const seen = await seenUser(observer, mallory, (u) => u.name === 'Olivia Owner');
+      expect(seen.sub).toBe('link:editor');
+      expect(seen.id).toBe('link:editor/local-owner/u_olivia');
+      expect(seen.id).not.toBe(seenOlivia.id);
+      // The server's copy (what joiners get) is stamped too, and Olivia's own presence is intact.
+      const server = s.hocuspocus.documents.get(ws)!.awareness.getStates();
+      expect(server.get(mallory.clientId)?.user).toMatchObject({ id: 'link:editor/local-owner/u_olivia', sub: 'link:editor' });
+      expect(server.get(olivia.clientId)?.user).toMatchObject({ id: 'local-owner/u_olivia', sub: 'local-owner' });
+
+      // A bare device id (as a script would send) is put under the token's subject; a claimed
+      // `sub` is overwritten.
+      mallory.awareness.setLocalState({ user: { id: 'u_olivia', sub: 'local-owner', name: 'Olivia Owner', color: '#123456', role: 'editor', kind: 'person' } });
+      const bare = await seenUser(observer, mallory, (u) => u.id !== seen.id);
+      expect(bare).toMatchObject({ id: 'link:editor/u_olivia', sub: 'link:editor', name: 'Olivia Owner' });
+      for (const c of [olivia, mallory, observer]) c.destroy();
+    });
+
+    it(`a token that names its holder fixes the name everyone sees (${proto})`, async () => {
+      const named = s.signer.sign({ ws, role: 'service', sub: 'service:test', name: 'Test service', ttlSeconds: 600 });
+      const svc = stockClient(proto, named);
+      const observer = stockClient(observerProto, s.ownerToken);
+      await Promise.all([svc.synced, observer.synced]);
+      svc.awareness.setLocalState({ user: { id: 'bot', name: 'Olivia Owner', color: '#123456', role: 'service', kind: 'service' } });
+      const seen = await seenUser(observer, svc, () => true);
+      expect(seen).toMatchObject({ id: 'service:test/bot', sub: 'service:test', name: 'Test service', role: 'service', kind: 'service' });
+      svc.destroy();
+      observer.destroy();
+    });
+  }
+
+  it('a client that builds its presence as the server stamps it is relayed unchanged (both protocols)', async () => {
+    const a = stockClient('hocuspocus', editorToken);
+    const b = stockClient('y-websocket', s.ownerToken);
+    await Promise.all([a.synced, b.synced]);
+    const aUser = { id: presenceId('link:editor', 'u_a'), sub: 'link:editor', name: 'Ada', color: '#123456', colorLight: '#12345633', role: 'editor', kind: 'person' };
+    const bUser = { id: presenceId('local-owner', 'u_b'), sub: 'local-owner', name: 'Bo', color: '#654321', colorLight: '#65432133', role: 'owner', kind: 'person' };
+    a.awareness.setLocalState({ user: aUser, focus: { panel: 'notebook', cellId: null } });
+    b.awareness.setLocalState({ user: bUser });
+    await waitFor(() => b.awareness.getStates().get(a.clientId)?.user?.name === 'Ada', { message: 'b sees a' });
+    await waitFor(() => a.awareness.getStates().get(b.clientId)?.user?.name === 'Bo', { message: 'a sees b' });
+    expect(b.awareness.getStates().get(a.clientId)).toEqual({ user: aUser, focus: { panel: 'notebook', cellId: null } });
+    expect(a.awareness.getStates().get(b.clientId)).toEqual({ user: bUser });
+    a.destroy();
+    b.destroy();
   });
 });

@@ -168,18 +168,35 @@ describe('bad input', () => {
     await waitFor(() => listCells(live()).some((c) => c.map.get('source')?.toString() === 'after the poison'), { message: 'edit after poison' });
   });
 
-  it('oversized frames are refused with 1009 and change nothing', async () => {
+  it('oversized messages are refused with 4413 message-too-large and change nothing (both endpoints)', async () => {
     const before = liveBytes();
     const other = new Y.Doc();
     Y.applyUpdate(other, before);
     const sv = Y.encodeStateVector(other);
     createCell(other, { kind: 'code', source: 'x'.repeat(MAX * 2), author: 'big' }, userOrigin('big'));
     const big = Y.encodeStateAsUpdate(other, sv);
+    const frames = (c: RawClient) => (c.ws.url.includes('/yjs/') ? ywsUpdate(big) : hpUpdate(wsId, big));
     for (const c of [await rawHocuspocus(server.url, wsId, server.ownerToken), await rawYws(server.url, wsId, server.ownerToken)]) {
-      c.send(c.ws.url.includes('/yjs/') ? ywsUpdate(big) : hpUpdate(wsId, big));
-      await expectClosedWith(c, 1009);
+      c.send(frames(c));
+      expect(await c.closed).toEqual({ code: 4413, reason: 'message-too-large' });
+    }
+    // One message in fragments, each under the limit, together over it: the same.
+    for (const c of [await rawHocuspocus(server.url, wsId, server.ownerToken), await rawYws(server.url, wsId, server.ownerToken)]) {
+      const bytes = frames(c);
+      const step = MAX / 2;
+      for (let at = 0; at < bytes.length; at += step) c.ws.send(bytes.subarray(at, at + step), { binary: true, fin: at + step >= bytes.length });
+      expect(await c.closed).toEqual({ code: 4413, reason: 'message-too-large' });
     }
     expect(liveBytes().equals(before)).toBe(true);
+    // A message at the limit is not refused for its size.
+    const c = await rawYws(server.url, wsId, server.ownerToken);
+    const atLimit = new Uint8Array(MAX);
+    atLimit[0] = 3; // y-websocket "query awareness" (the rest is ignored): answered, not closed
+    const answered = new Promise((resolve) => c.ws.once('message', resolve));
+    c.send(atLimit);
+    await answered;
+    expect(c.ws.readyState).toBe(c.ws.OPEN);
+    c.ws.close();
   });
 
   it('a token for another workspace cannot touch this one', async () => {

@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
@@ -126,6 +127,36 @@ describe('uploads', () => {
     }
     expect(listTables(a.doc)).toEqual([]);
     expect(fs.existsSync('/etc/evil.csv')).toBe(false);
+  });
+
+  it('error bodies never name a server path (temp dir, data dir, kernel dir), for every format', async () => {
+    const ws = await newWorkspace(ctx.server);
+    await client(ctx.server, ws, ctx.clients);
+    const good = await parquet(1000);
+    const secretDirs = [os.tmpdir(), ctx.server.config.dataDir, ctx.server.kernels!.workspaceDir(ws), tmpDir(ws), process.cwd()];
+    const cases: Array<[string, Buffer]> = [
+      ['broken.csv', Buffer.from('a,b\n1,2\n3,4,5,6\n"unterminated\n')],
+      ['garbage.csv', Buffer.from([0, 159, 146, 150, 255, 0, 1, 2])],
+      ['broken.tsv', Buffer.from('a\tb\n1\t2\n"unterminated\t3\n')],
+      ['truncated.parquet', good.subarray(0, Math.floor(good.length / 2))],
+      ['notparquet.parquet', Buffer.from('PAR1 this is not parquet at all')],
+      ['bad.json', Buffer.from('{"a": 1, "b": [1, 2')],
+      ['bad.ndjson', Buffer.from('{"a": 1}\n{"a": \n')],
+      ['bad.json.gz', gzipSync(Buffer.from('[{"a": 1}, {"a": tru'))],
+    ];
+    for (const [name, body] of cases) {
+      const res = await fetch(`${ctx.server.url}/api/workspaces/${ws}/uploads?name=${encodeURIComponent(name)}`, {
+        method: 'POST', headers: { authorization: `Bearer ${ctx.server.ownerToken}` }, body: new Uint8Array(body),
+      });
+      const text = await res.text();
+      expect(res.status, `${name}: ${text}`).toBe(422);
+      expect(JSON.parse(text).message, name).toMatch(/could not be (read|imported)/);
+      for (const dir of secretDirs) expect(text, `${name} names ${dir}`).not.toContain(dir);
+      expect(text, name).not.toContain('/tmp');
+      // No absolute path at all: a "/" starting a word of the message.
+      expect(text, name).not.toMatch(/(^|[\s"'(=:,\[])\/[\w.-]+/);
+    }
+    expect(leftovers(ws)).toEqual([]);
   });
 
   it('an upload cut off half-way leaves nothing; viewers cannot upload', async () => {

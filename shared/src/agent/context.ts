@@ -8,7 +8,7 @@
 import * as Y from 'yjs';
 import { cellSource, getCell, listCells, type CellView } from '../cells.ts';
 import { recentMessages } from '../chat.ts';
-import { readPresence, type PresenceState } from '../presence.ts';
+import { isPresenceOf, readPresence, type PresenceState } from '../presence.ts';
 import { getTitle } from '../schema.ts';
 import { listTables } from '../notebook/data.ts';
 import { readCellRun } from '../notebook/runs.ts';
@@ -204,12 +204,12 @@ export function askerSummary(doc: Y.Doc, state: PresenceState | null, max: numbe
   return cap(parts.join('\n'), max);
 }
 
-/** Finds the awareness state of a user among `states` (the most recently focused one wins). */
+/** Finds the awareness state of a user (a document author id: presence ids are `<sub>/<that id>`) among `states` (the most recently focused one wins). */
 export function findAskerState(states: Map<number, unknown>, userId: string): PresenceState | null {
   let found: PresenceState | null = null;
   for (const s of states.values()) {
     const p = readPresence(s);
-    if (p && p.user.id === userId) found = p.focus?.panel || !found ? p : found;
+    if (p && isPresenceOf(p.user, userId)) found = p.focus?.panel || !found ? p : found;
   }
   return found;
 }

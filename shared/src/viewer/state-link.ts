@@ -41,6 +41,16 @@ export function parseStateInput(input: string): ParsedState {
   if (hash < 0) throw new StateParseError('this is neither state JSON nor a Neuroglancer link (a link has the state after "#!")');
   let fragment = text.slice(hash + 1);
   if (fragment.startsWith('!')) fragment = fragment.slice(1);
+  // Unencoded JSON (copied from an address bar) is read as it is: decoding it would turn a `%41`
+  // inside a string into another character.
+  const plain = fragment.trim();
+  if (plain.startsWith('{')) {
+    try {
+      return { kind: 'state', state: parseJsonState(plain, 'the state in the link') };
+    } catch {
+      // partly encoded (`{%22layers%22…`): decode below
+    }
+  }
   let decoded: string;
   try {
     decoded = decodeURIComponent(fragment);
@@ -98,19 +108,75 @@ function hostOf(url: string): string {
 }
 
 /**
+ * End (exclusive) of the JSON object or array starting at `text[start]`, found by balancing
+ * brackets outside strings; -1 when it does not close on the same line. Lets a state link pasted
+ * with its JSON unencoded (`https://host/#!{"layers":[…]}`, as copied from an address bar) be
+ * taken whole, quotes, spaces and parentheses inside strings included.
+ */
+export function jsonEnd(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n' || c === '\r') return -1;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) return i + 1;
+      if (depth < 0) return -1;
+    }
+  }
+  return -1;
+}
+
+/**
  * Splits chat text into plain text and links — markdown `[label](url)` and bare http(s) URLs —
  * so that Neuroglancer state links, which run to thousands of characters, can be shown masked.
+ * A state link whose JSON is not URL-encoded is taken up to the end of its JSON.
  */
 export function splitLinks(text: string): TextSegment[] {
   const out: TextSegment[] = [];
   const re = /\[([^\]\n]{1,200})\]\((https?:\/\/[^\s)]+)\)|(https?:\/\/[^\s<>"']+)/g;
   let last = 0;
   for (let m = re.exec(text); m; m = re.exec(text)) {
-    if (m.index > last) out.push({ kind: 'text', text: text.slice(last, m.index) });
+    let start = m.index;
+    let end = m.index + m[0].length;
     let url = m[2] ?? m[3]!;
+    let label: string | undefined = m[1];
+    const urlStart = m.index + m[0].indexOf(url);
+    const raw = url.indexOf('#!{');
+    const jsonAt = raw < 0 ? -1 : urlStart + raw + 2;
+    const close = jsonAt < 0 ? -1 : jsonEnd(text, jsonAt);
+    if (close > 0) {
+      // Unencoded state JSON: the link runs to the end of the JSON (and its markdown `)`).
+      url = text.slice(urlStart, close);
+      end = close;
+      const md = m[2] ? null : /\[([^\]\n]{1,200})\]\($/.exec(text.slice(last, m.index));
+      if (m[2] || md) {
+        if (text[close] === ')') {
+          end = close + 1;
+          if (md) {
+            label = md[1];
+            start = last + md.index;
+          }
+        } else if (m[2]) {
+          // `[label](` without its `)`: show the link bare, the bracket text stays text.
+          label = undefined;
+          start = urlStart;
+        }
+      }
+      re.lastIndex = end;
+    }
+    if (start > last) out.push({ kind: 'text', text: text.slice(last, start) });
     let trailing = '';
     // A bare URL at the end of a sentence: the final punctuation is not part of it.
-    if (!m[2]) {
+    if (label === undefined && close < 0) {
       const t = /[.,;:!?)]+$/.exec(url);
       if (t && !isStateLink(url)) {
         trailing = t[0];
@@ -118,9 +184,9 @@ export function splitLinks(text: string): TextSegment[] {
       }
     }
     const ng = isStateLink(url);
-    out.push({ kind: 'link', url, neuroglancer: ng, label: m[1] ?? (ng ? `Neuroglancer view (${hostOf(url)})` : url) });
+    out.push({ kind: 'link', url, neuroglancer: ng, label: label ?? (ng ? `Neuroglancer view (${hostOf(url)})` : url) });
     if (trailing) out.push({ kind: 'text', text: trailing });
-    last = m.index + m[0].length;
+    last = end;
   }
   if (last < text.length) out.push({ kind: 'text', text: text.slice(last) });
   return out;
