@@ -89,6 +89,27 @@ export function getCell(doc: Y.Doc, id: CellId | string): CellView | undefined {
   return map instanceof Y.Map ? (readCell(map) ?? undefined) : undefined;
 }
 
+/** The shared type holding the cell's source (Y.Text or Y.XmlFragment), to bind an editor to. */
+export function cellSourceType(cell: CellView): Y.Text | Y.XmlFragment | undefined {
+  const s = cell.map.get('source');
+  return s instanceof Y.Text || s instanceof Y.XmlFragment ? s : undefined;
+}
+
+/**
+ * Whether a transaction changed what the notebook's dependency graph is built from: cells added,
+ * removed or re-kinded, renamed, or their source edited.
+ */
+export function changesNotebookGraph(doc: Y.Doc, tr: Y.Transaction): boolean {
+  const cells = roots(doc).cells;
+  for (const [type, keys] of tr.changed) {
+    if ((type as unknown) === cells) return true;
+    const parent = type._item?.parent;
+    if (type instanceof Y.Map && parent === cells && (keys.has('source') || keys.has('name') || keys.has('kind'))) return true;
+    if (!(type instanceof Y.Map) && parent instanceof Y.Map && parent._item?.parent === cells) return true; // a source edit
+  }
+  return false;
+}
+
 /** The cell's source as a Y.Text (code and SQL cells). */
 export function cellText(cell: CellView): Y.Text | undefined {
   const s = cell.map.get('source');

@@ -109,6 +109,18 @@ export function getTitle(doc: Y.Doc): string {
   return typeof t === 'string' ? t : 'Untitled workspace';
 }
 
+/** Calls `onTitle` whenever the workspace title changes; returns the unsubscribe function. */
+export function observeTitle(doc: Y.Doc, onTitle: (title: string) => void): () => void {
+  const { meta } = roots(doc);
+  const handler = (e: Y.YMapEvent<unknown>) => {
+    if (!e.keysChanged.has('title')) return;
+    const t = meta.get('title');
+    if (typeof t === 'string') onTitle(t);
+  };
+  meta.observe(handler);
+  return () => meta.unobserve(handler);
+}
+
 /** Renames the workspace. */
 export function setTitle(doc: Y.Doc, title: string, origin: Origin): void {
   const clean = title.trim().slice(0, 200);

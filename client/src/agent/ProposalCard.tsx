@@ -8,7 +8,7 @@ import { useState } from 'react';
 import {
   acceptProposal,
   dismissProposal,
-  findMessageMap,
+  recordProposalOutcome,
   type AgentAction,
   type Json,
   type ProposalOutcome,
@@ -130,9 +130,7 @@ export function outcomeText(o: ProposalOutcome): string {
 
 /** Records the outcome of a proposal whose action was carried out elsewhere (a data API call). */
 function recordOutcome(session: WorkspaceSession, messageId: string, outcome: ProposalOutcome): void {
-  const m = findMessageMap(session.doc, messageId);
-  if (!m || m.get('outcome')) return;
-  session.doc.transact(() => m.set('outcome', outcome), session.origin);
+  recordProposalOutcome(session.doc, messageId, outcome, session.origin);
 }
 
 export function ProposalCard({ view }: { view: ProposalView }) {

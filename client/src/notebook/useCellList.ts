@@ -5,7 +5,7 @@
  */
 import { useMemo, useRef } from 'react';
 import * as Y from 'yjs';
-import { listCells, roots, type CellId, type CellKind, type CellView } from '@plexus/shared';
+import { cellSourceType, listCells, roots, type CellId, type CellKind, type CellView } from '@plexus/shared';
 import { useYVersion } from '../collab/useY.ts';
 
 export interface CellItem {
@@ -39,7 +39,7 @@ export function useCellList(doc: Y.Doc): CellItem[] {
   return useMemo(() => {
     const next = new Map<string, CellItem>();
     const items = listCells(doc).map((view) => {
-      const source = view.map.get('source');
+      const source = cellSourceType(view);
       const old = prev.current.get(view.id);
       // Reuse the previous object when nothing visible changed, so memoised cells skip rendering.
       const item =

@@ -6,7 +6,7 @@
  * the list is this person's own. Effects: fetches table rows (HTTP), moves this person's camera.
  */
 import { useEffect, useMemo, useState } from 'react';
-import { isJsonObject, listTables, readViewerState, roiColumns, roiRowCentre, roots, VIEWER_ROOTS, type Json, type JsonObject } from '@plexus/shared';
+import { isJsonObject, listTables, readViewerState, roiColumns, roiRowCentre, roots, viewerRoots, type Json, type JsonObject } from '@plexus/shared';
 import { apiRequest } from '../api/http.ts';
 import { useSession } from '../collab/context.tsx';
 import { useYVersion } from '../collab/useY.ts';
@@ -53,7 +53,7 @@ export function annotationCentre(a: JsonObject): number[] | null {
 
 export function RoiStepper({ binding, token }: { binding: ViewerBinding | null; token: string }) {
   const session = useSession();
-  const version = useYVersion(session.doc.getMap(VIEWER_ROOTS.layers), true);
+  const version = useYVersion(viewerRoots(session.doc).layers, true);
   const dataVersion = useYVersion(roots(session.doc).data, true);
   const tableNames = useMemo(
     () => listTables(session.doc).filter((t) => roiColumns(t.columns)).map((t) => `table: ${t.name}`),

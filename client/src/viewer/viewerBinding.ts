@@ -31,7 +31,7 @@ import {
   portableState,
   readViewerState,
   setCamera,
-  VIEWER_ROOTS,
+  viewerRoots,
   type Camera,
   type Json,
   type NgLayer,
@@ -206,7 +206,8 @@ export class ViewerBinding {
 
   private isViewerType(type: Y.AbstractType<any>): boolean {
     const doc = this.session.doc;
-    return isInside(type, doc.share.get(VIEWER_ROOTS.state)) || isInside(type, doc.share.get(VIEWER_ROOTS.layers));
+    const { state, layers } = viewerRoots(doc);
+    return isInside(type, state) || isInside(type, layers);
   }
 
   /** Strips what is personal, and the camera unless this person navigates the shared camera. */

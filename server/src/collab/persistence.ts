@@ -19,7 +19,7 @@
  */
 import type { Extension, Document, beforeSyncPayload, onLoadDocumentPayload, afterLoadDocumentPayload, beforeUnloadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
 import * as Y from 'yjs';
-import { CloseCodes, migrate, roots, serverOrigin, writerOfToken, type Writer } from '@plexus/shared';
+import { CloseCodes, migrate, observeTitle, serverOrigin, writerOfToken, type Writer } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { WorkspaceNotFoundError, type StoredParts, type WorkspaceStore } from '../store/workspace-store.ts';
 import { ProtocolError } from './errors.ts';
@@ -128,19 +128,15 @@ export class DurablePersistence implements Extension {
   async afterLoadDocument({ documentName, document }: afterLoadDocumentPayload): Promise<void> {
     const onUpdate = (update: Uint8Array, origin: unknown) => this.onDocumentUpdate(documentName, update, origin);
     document.on('update', onUpdate);
-    const meta = roots(document).meta;
-    const onMeta = (e: Y.YMapEvent<unknown>) => {
-      if (!e.keysChanged.has('title')) return;
-      const title = meta.get('title');
-      if (typeof title === 'string' && !this.deleted.has(documentName)) this.safely(() => this.store.rename(documentName, title));
-    };
-    meta.observe(onMeta);
+    const stopTitle = observeTitle(document, (title) => {
+      if (!this.deleted.has(documentName)) this.safely(() => this.store.rename(documentName, title));
+    });
     const state: DocState = {
       sinceSnapshot: this.pendingLog.get(documentName) ?? 0,
       dirty: false,
       detach: () => {
         document.off('update', onUpdate);
-        meta.unobserve(onMeta);
+        stopTitle();
       },
     };
     this.pendingLog.delete(documentName);

@@ -15,7 +15,7 @@ import {
   cellSource, describeGraphError, descendants, finishExec, getCell, listCells, listTables, pendingRequests, readCommand,
   readExec, readKernelStatus, runSource, setPending, setStale, sourceHash, staleCells, startExec, topoOrder, writeKernelStatus,
   type CellAnalysis, type CellOutput, type CellView, type KernelCommandKind, type KernelStatus, type NotebookGraph,
-  type Requester, type RunTrigger, randomId,
+  type Requester, type RunTrigger, randomId, abandonKernelMarks, changesNotebookGraph,
 } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { compileJsCell } from './compile.ts';
@@ -162,14 +162,7 @@ export class WorkspaceKernel {
     if (this.tablesSignature() !== this.tablesKey) this.replaceSqlRuntime();
     // Queued or running marks left by a kernel that died: those runs will not happen.
     this.write(() => {
-      for (const c of listCells(this.doc)) {
-        if (c.map.has('pending')) setPending(this.doc, c, null, KERNEL_ORIGIN);
-        const ex = c.map.get('exec');
-        if (ex instanceof Y.Map && ex.get('state') === 'running') {
-          ex.set('state', 'cancelled');
-          ex.set('reason', 'the kernel stopped during this run');
-        }
-      }
+      for (const c of listCells(this.doc)) abandonKernelMarks(this.doc, c, 'the kernel stopped during this run', KERNEL_ORIGIN);
     });
     this.writeStatus(true);
     this.doc.on('afterTransaction', (tr: Y.Transaction) => {
@@ -321,14 +314,7 @@ export class WorkspaceKernel {
 
   /** Whether a transaction changed what the graph is built from (cells, sources, names, kinds). */
   private affectsGraph(tr: Y.Transaction): boolean {
-    const cells = this.doc.getMap('cells');
-    for (const [type, keys] of tr.changed) {
-      if ((type as unknown) === cells) return true;
-      const parent = type._item?.parent;
-      if (type instanceof Y.Map && parent === cells && (keys.has('source') || keys.has('name') || keys.has('kind'))) return true;
-      if (!(type instanceof Y.Map) && parent instanceof Y.Map && parent._item?.parent === cells) return true; // a source edit
-    }
-    return false;
+    return changesNotebookGraph(this.doc, tr);
   }
 
   private tick(): void {

@@ -293,6 +293,18 @@ export function acceptProposal(doc: Y.Doc, messageId: string, who: { id: string;
   return outcome;
 }
 
+/**
+ * Records the outcome of a proposal whose action was carried out elsewhere (e.g. a data API call).
+ * Does nothing (returns false) when the proposal already has one.
+ */
+export function recordProposalOutcome(doc: Y.Doc, messageId: string, outcome: ProposalOutcome, origin: Origin): boolean {
+  const m = findMessageMap(doc, messageId);
+  const view = m && proposalOf(m, messageId);
+  if (!m || !view || view.outcome) return false;
+  doc.transact(() => m.set('outcome', outcome), origin);
+  return true;
+}
+
 /** Dismisses a pending proposal. */
 export function dismissProposal(doc: Y.Doc, messageId: string, who: { id: string; name?: string }, origin: Origin): boolean {
   const m = findMessageMap(doc, messageId);

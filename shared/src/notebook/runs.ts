@@ -369,6 +369,27 @@ export function finishExec(run: Y.Map<unknown>, end: { state: Exclude<ExecState,
   }, origin);
 }
 
+/**
+ * Clears what a kernel that died left behind on a cell: its queued mark, and a run still marked
+ * running (it will never end), which becomes cancelled with `reason`.
+ */
+export function abandonKernelMarks(doc: Y.Doc, cell: CellView, reason: string, origin: Origin): void {
+  doc.transact(() => {
+    if (cell.map.has('pending')) cell.map.delete('pending');
+    const ex = execMap(cell);
+    if (ex && ex.get('state') === 'running') {
+      ex.set('state', 'cancelled');
+      ex.set('reason', reason);
+    }
+  }, origin);
+}
+
+/** The id of the last run request the kernel took into account for a cell. */
+export const readAck = (cell: CellView): string | null => {
+  const a = cell.map.get('ack');
+  return typeof a === 'string' ? a : null;
+};
+
 /** Sets (or clears, with null) the kernel's staleness mark on a cell. */
 export function setStale(doc: Y.Doc, cell: CellView, mark: StaleMark | null, origin: Origin): void {
   doc.transact(() => (mark ? cell.map.set('stale', mark) : cell.map.has('stale') && cell.map.delete('stale')), origin);
