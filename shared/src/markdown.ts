@@ -225,3 +225,28 @@ export function updateFragmentMarkdown(frag: Y.XmlFragment, markdown: string): b
   if (added.length > 0) frag.insert(head, added);
   return true;
 }
+
+/** A math span in a block's text: `$…$` (inline) or `$$…$$` (display), as Jupyter's markdown writes it. */
+export interface MathSpan {
+  from: number;
+  to: number;
+  tex: string;
+  display: boolean;
+}
+
+/**
+ * The math spans of a block's text (the same rules `markdownToFragment` uses to keep math verbatim):
+ * `$$…$$` may span lines; `$…$` stays on one line, does not start or end with a space, and `\$`
+ * is a literal dollar.
+ */
+export function findMath(text: string): MathSpan[] {
+  const re = /\\[\\$]|\$\$([\s\S]+?)\$\$|(?<![\\$])\$(?=[^\s$])([^$\n]*?[^\s\\$])\$(?!\$)|(?<![\\$])\$([^\s$])\$(?!\$)/g;
+  const out: MathSpan[] = [];
+  for (const m of text.matchAll(re)) {
+    if (m[0].startsWith('\\')) continue;
+    const from = m.index ?? 0;
+    const display = m[1] !== undefined;
+    out.push({ from, to: from + m[0].length, tex: (m[1] ?? m[2] ?? m[3] ?? '').trim(), display });
+  }
+  return out;
+}

@@ -14,6 +14,7 @@ import { useSession } from '../collab/context.tsx';
 import { tiptapCaretAwareness } from '../collab/caretAwareness.ts';
 import { setFocus } from '../collab/presenceIndex.ts';
 import { useNotebook } from './controller.ts';
+import { MathDecorations } from './math/mathDecorations.ts';
 
 /** A remote caret: a coloured bar with the person's name above it. */
 function renderCaret(user: Record<string, any>): HTMLElement {
@@ -51,6 +52,8 @@ export function MarkdownEditor({ cellId, fragment, readOnly }: Props) {
         // and twice when two people open the cell at once): keep the document as people wrote it.
         StarterKit.configure({ undoRedo: false, trailingNode: false, link: { openOnClick: false } }),
         Collaboration.configure({ fragment }),
+        // $…$ and $$…$$ shown rendered with KaTeX (decorations only; the text stays as written).
+        MathDecorations,
         CollaborationCaret.configure({
           provider: { awareness: caretAwareness },
           user: {},
