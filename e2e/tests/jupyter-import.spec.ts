@@ -65,4 +65,13 @@ test('an imported notebook shows its outputs safely, its Python as not runnable,
     expect(await page.title()).not.toBe('pwned');
   }
   expect(titleBefore).not.toBe('pwned');
+
+  // Two browsers showed (and bound editors to) every cell: the export is still the notebook itself,
+  // markdown byte for byte, outputs and ids included.
+  const original = JSON.parse(fs.readFileSync(fixture, 'utf8'));
+  const out = await plexus.api('GET', `/api/workspaces/${workspace.id}/export?format=ipynb`);
+  const lines = (s: unknown) => ((Array.isArray(s) ? s.join('') : String(s)) || '').split(/(?<=\n)/).filter((x) => x !== '');
+  expect(out.metadata).toEqual(original.metadata);
+  expect(out.cells).toEqual(original.cells.map((c: any) => ({ ...c, source: lines(c.source) })));
+  if (process.env.PLEXUS_E2E_SCREENSHOT) await alice.page.screenshot({ path: process.env.PLEXUS_E2E_SCREENSHOT, fullPage: true });
 });

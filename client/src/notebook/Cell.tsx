@@ -113,7 +113,7 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
       onKeyDown={onKeyDown}
     >
       <div className="cell-gutter" title={KIND_LABEL[item.kind]}>
-        <span className="cell-kind-tag">{foreign ? foreign.slice(0, 3) : KIND_SHORT[item.kind]}</span>
+        <span className="cell-kind-tag">{foreign ? (foreign === 'python' ? 'py' : foreign.slice(0, 3)) : KIND_SHORT[item.kind]}</span>
         <span className="cell-index">{index + 1}</span>
       </div>
       <div className="cell-main">
