@@ -195,6 +195,16 @@ describe('Jupyter round trip of real notebooks', () => {
     expect(out.cells[2].metadata.plexus).toEqual({ kind: 'sql', name: 'q' });
   });
 
+  it('a notebook imported twice still exports unique, valid cell ids', () => {
+    const nb = load('nbformat-test4.5.ipynb');
+    const doc = importInto(nb, importInto(nb));
+    const out = exportOf(doc);
+    expect(out.cells).toHaveLength(nb.cells.length * 2);
+    expect(new Set(out.cells.map((c: any) => c.id)).size).toBe(out.cells.length);
+    expect(out.cells.slice(0, nb.cells.length).map((c: any) => c.id)).toEqual(nb.cells.map((c: any) => c.id));
+    expect(nbformatErrors(out)).toEqual([]);
+  });
+
   it('rejects malformed notebooks with a clear error naming the cell, and imports nothing', () => {
     const bad = [
       [{ nbformat: 3, worksheets: [] }, /unsupported nbformat 3/],
@@ -229,6 +239,9 @@ describe('HTML report of an imported notebook', () => {
       .toBe('<div><a>t</a><td colspan="2">1 &amp; 2 &lt; 3</td></div>');
     expect(sanitizeHtml('<img src="http://evil/x.png"><img src="data:image/png;base64,AAAA">')).toBe('<img><img src="data:image/png;base64,AAAA">');
     expect(sanitizeHtml('<svg onload=alert(1)><circle/></svg>ok<iframe src=x></iframe>')).toBe('ok');
+    // Unbalanced markup cannot swallow what follows the output.
+    expect(sanitizeHtml('<table><tr><td>1</b></td>')).toBe('<table><tr><td>1</td></tr></table>');
+    expect(sanitizeHtml('</div></section>x<br/>')).toBe('x<br>');
   });
 });
 

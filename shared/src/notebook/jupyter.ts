@@ -237,6 +237,7 @@ const ALLOWED_TAGS = new Set([
   'em', 'strong', 'u', 's', 'sub', 'sup', 'code', 'pre', 'kbd', 'samp', 'var', 'small', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
   'ul', 'ol', 'li', 'dl', 'dt', 'dd', 'blockquote', 'img', 'a', 'abbr', 'mark', 'figure', 'figcaption',
 ]);
+const VOID = new Set(['br', 'hr', 'img', 'col']);
 const ALLOWED_ATTRS = new Set(['class', 'title', 'alt', 'colspan', 'rowspan', 'align', 'valign', 'border', 'width', 'height', 'start', 'scope']);
 /** Elements dropped together with their content. */
 const DROPPED = /<(script|style|iframe|object|embed|template|noscript|textarea|title|svg|math|frame|frameset|applet|head|select|form)\b[\s\S]*?(?:<\/\1\s*>|$)/gi;
@@ -255,16 +256,23 @@ export function sanitizeHtml(html: string): string {
   const src = html.replace(/<!--[\s\S]*?(?:-->|$)/g, '').replace(DROPPED, '');
   let out = '';
   let last = 0;
+  // Open elements: a close tag closes only what is open, and everything left open is closed at the
+  // end, so an output cannot swallow the rest of the report.
+  const open: string[] = [];
   for (const m of src.matchAll(TAG)) {
     out += escText(src.slice(last, m.index));
     last = (m.index ?? 0) + m[0].length;
     const [, close, rawName, attrs] = m;
     const name = rawName!.toLowerCase();
     if (!ALLOWED_TAGS.has(name)) continue;
+    const isVoid = VOID.has(name);
     if (close) {
-      if (name !== 'br' && name !== 'img' && name !== 'hr' && name !== 'col') out += `</${name}>`;
+      const at = open.lastIndexOf(name);
+      if (isVoid || at < 0) continue;
+      while (open.length > at) out += `</${open.pop()}>`;
       continue;
     }
+    if (!isVoid) open.push(name);
     let kept = '';
     for (const a of attrs!.matchAll(ATTR)) {
       const key = a[1]!.toLowerCase();
@@ -276,5 +284,6 @@ export function sanitizeHtml(html: string): string {
     out += `<${name}${kept}>`;
   }
   out += escText(src.slice(last));
+  while (open.length) out += `</${open.pop()}>`;
   return out;
 }
