@@ -9,7 +9,7 @@ import { nbformatErrors, readFixture } from './nbformat-schema.ts';
 import {
   KERNEL_ORIGIN, cellLanguage, createCell, cellSource, displayJupyterOutput, finishExec, fragmentToMarkdown, importNotebook,
   initWorkspace, ipynbToNotebook, isRunnableCell, listCells, markdownToFragment, notebookToHtml, notebookToIpynb, readJupyterRecord,
-  requestRun, runSource, sanitizeHtml, serverOrigin, setCellName, setCellSource, sourceHash, startExec, staleCells, userOrigin,
+  notebookSummary, requestRun, runSource, sanitizeHtml, serverOrigin, setCellName, setCellSource, sourceHash, startExec, staleCells, userOrigin,
 } from '../src/index.ts';
 
 const load = readFixture;
@@ -245,3 +245,14 @@ describe('HTML report of an imported notebook', () => {
   });
 });
 
+
+describe('the agent sees imported cells as they are', () => {
+  it('lists Python cells as not runnable, with the outputs they had in Jupyter', () => {
+    const doc = importInto(load('plexus-analysis-python.ipynb'));
+    const text = notebookSummary(doc, 20_000, { cellSource: 2000, cellOutput: 500 });
+    expect(text).toMatch(/\[1\] code \(python, not runnable in Plexus\) id=\S+ state=idle\nimport pandas/);
+    expect(text).toContain('→ loaded 3 sessions');
+    expect(text).toContain('→ ZeroDivisionError: division by zero');
+    expect(text).toContain('→ (image/png image)');
+  });
+});
