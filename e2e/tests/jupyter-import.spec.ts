@@ -2,7 +2,8 @@
  * A Jupyter notebook imported in the browser looks as it did in Jupyter: its outputs (pandas HTML
  * sanitised — the <script> and the onerror handler in it never run —, a matplotlib PNG, streams,
  * a traceback as text), its Python cells marked as not runnable in Plexus, `%%sql` cells as named
- * SQL cells, and its LaTeX rendered with KaTeX; another person sees the same.
+ * SQL cells, its LaTeX rendered with KaTeX and its attached image shown; another person sees the
+ * same, and the export afterwards is still the notebook itself.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -58,6 +59,10 @@ test('an imported notebook shows its outputs safely, its Python as not runnable,
     await expect(intro.locator('.math-display .katex-display')).toHaveCount(1);
     await expect(intro.locator('[data-testid="math"]').first().locator('annotation')).toHaveText('z_{3,4}');
     await expect(intro.locator('h1')).toHaveText('Spike sorting');
+    // The image the notebook attached to the cell, shown from its attachments.
+    const att = intro.getByTestId('md-attachment');
+    await expect(att).toHaveAttribute('alt', 'scheme');
+    await expect.poll(() => att.evaluate((el: any) => el.naturalWidth)).toBe(8);
   }
   // Nothing from the imported HTML ran, in either browser.
   for (const page of [alice.page, bob.page]) {

@@ -40,7 +40,7 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
   // shown with the outputs it had in Jupyter.
   const runnable = isRunnableCell(item.view);
   const foreign = item.kind === 'code' && !runnable ? cellLanguage(item.view) : null;
-  const imported = item.kind !== 'markdown' ? readJupyterRecord(item.view) : null;
+  const imported = readJupyterRecord(item.view);
   const run = useCellRun(session.doc, item.id, item.map, runnable);
   const error = run.stale ? undefined : run.outputs.find((o) => o.type === 'error');
   const errorLine = error?.type === 'error' ? (error.line ?? null) : null;
@@ -90,7 +90,7 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
   let body;
   if (preview) body = <CellPlaceholder kind={item.kind} preview={preview} />;
   else if (item.kind === 'markdown' && source instanceof Y.XmlFragment)
-    body = <MarkdownEditor cellId={item.id} fragment={source} readOnly={!canEdit} />;
+    body = <MarkdownEditor cellId={item.id} fragment={source} readOnly={!canEdit} attachments={imported?.attachments ?? null} />;
   else if (item.kind !== 'markdown' && source instanceof Y.Text)
     body = <CodeEditor cellId={item.id} ytext={source} kind={item.kind} language={foreign} readOnly={!canEdit} errorLine={errorLine} />;
   else body = <div className="cell-broken">This cell’s content could not be read.</div>;

@@ -6,6 +6,7 @@
  */
 import { useEffect, useMemo } from 'react';
 import type * as Y from 'yjs';
+import type { JsonObject } from '@plexus/shared';
 import { EditorContent, useEditor } from '@tiptap/react';
 import StarterKit from '@tiptap/starter-kit';
 import Collaboration from '@tiptap/extension-collaboration';
@@ -38,9 +39,11 @@ interface Props {
   cellId: string;
   fragment: Y.XmlFragment;
   readOnly: boolean;
+  /** Images a Jupyter notebook attached to this cell (mime bundles by file name). */
+  attachments?: JsonObject | null;
 }
 
-export function MarkdownEditor({ cellId, fragment, readOnly }: Props) {
+export function MarkdownEditor({ cellId, fragment, readOnly, attachments = null }: Props) {
   const session = useSession();
   const notebook = useNotebook();
   const caretAwareness = useMemo(() => tiptapCaretAwareness(session.awareness, fragment), [session, fragment]);
@@ -53,7 +56,7 @@ export function MarkdownEditor({ cellId, fragment, readOnly }: Props) {
         StarterKit.configure({ undoRedo: false, trailingNode: false, link: { openOnClick: false } }),
         Collaboration.configure({ fragment }),
         // $…$ and $$…$$ shown rendered with KaTeX (decorations only; the text stays as written).
-        MathDecorations,
+        MathDecorations.configure({ attachments }),
         CollaborationCaret.configure({
           provider: { awareness: caretAwareness },
           user: {},
@@ -68,7 +71,7 @@ export function MarkdownEditor({ cellId, fragment, readOnly }: Props) {
       editorProps: { attributes: { 'aria-label': 'Markdown cell', spellcheck: 'true' } },
       onFocus: () => setFocus(session.awareness, { panel: 'notebook', cellId }),
     },
-    [fragment, caretAwareness],
+    [fragment, caretAwareness, attachments],
   );
 
   useEffect(() => {
