@@ -78,5 +78,19 @@ test('an imported notebook shows its outputs safely, its Python as not runnable,
   const lines = (s: unknown) => ((Array.isArray(s) ? s.join('') : String(s)) || '').split(/(?<=\n)/).filter((x) => x !== '');
   expect(out.metadata).toEqual(original.metadata);
   expect(out.cells).toEqual(original.cells.map((c: any) => ({ ...c, source: lines(c.source) })));
+
+  // Alice edits the last markdown cell in her browser: that cell exports her edit, the others
+  // stay byte for byte.
+  await alice.page.getByTestId('cell').nth(9).scrollIntoViewIfNeeded();
+  const outro = alice.page.getByTestId('cell').nth(9).locator('.ProseMirror');
+  await outro.locator('p', { hasText: 'Done.' }).click();
+  await alice.page.keyboard.press('End');
+  await alice.page.keyboard.insertText(' Reviewed.');
+  await expect
+    .poll(async () => (await plexus.api('GET', `/api/workspaces/${workspace.id}/export?format=ipynb`)).cells[9].source.join(''))
+    .toContain('Done. Reviewed.');
+  const edited = await plexus.api('GET', `/api/workspaces/${workspace.id}/export?format=ipynb`);
+  expect(edited.cells.slice(0, 9)).toEqual(out.cells.slice(0, 9));
+  expect(edited.cells[9].id).toBe('outro');
   if (process.env.PLEXUS_E2E_SCREENSHOT) await alice.page.screenshot({ path: process.env.PLEXUS_E2E_SCREENSHOT, fullPage: true });
 });
