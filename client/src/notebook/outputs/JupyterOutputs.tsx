@@ -9,6 +9,7 @@ import { useEffect, useRef } from 'react';
 import DOMPurify from 'dompurify';
 import { displayJupyterOutput, imageDataUrl, type Json } from '@plexus/shared';
 import { JsonTree } from './JsonTree.tsx';
+import { FoldedText } from './CellOutputs.tsx';
 import { latexOutput, renderMath } from '../math/katex.ts';
 
 const PURIFY = {
@@ -39,7 +40,7 @@ function Output({ raw }: { raw: Json }) {
   const d = displayJupyterOutput(raw);
   switch (d.kind) {
     case 'stream':
-      return <pre className={`out-stream out-${d.name === 'stderr' ? 'stderr' : 'stdout'}`} data-testid="output-stream" data-name={d.name}>{d.text}</pre>;
+      return <FoldedText text={d.text} className={`out-stream out-${d.name === 'stderr' ? 'stderr' : 'stdout'}`} testId="output-stream" name={d.name} />;
     case 'error':
       return (
         <div className="out-error" data-testid="output-error" role="alert">
@@ -57,7 +58,7 @@ function Output({ raw }: { raw: Json }) {
       }
       if (d.mime === 'text/latex') return <Latex data={d.data} />;
       if (d.mime === 'application/json') return <div className="out-json" data-testid="output-json"><JsonTree value={d.json ?? null} /></div>;
-      return <pre className="out-text" data-testid="output-text">{d.data}</pre>;
+      return <FoldedText text={d.data} className="out-text" testId="output-text" />;
   }
 }
 
