@@ -92,5 +92,13 @@ test('an imported notebook shows its outputs safely, its Python as not runnable,
   const edited = await plexus.api('GET', `/api/workspaces/${workspace.id}/export?format=ipynb`);
   expect(edited.cells.slice(0, 9)).toEqual(out.cells.slice(0, 9));
   expect(edited.cells[9].id).toBe('outro');
+
+  // Bob edits the Python cell: its imported outputs stay, marked as older than the code, for both.
+  const setupCode = bob.page.getByTestId('cell').nth(1).locator('.cm-content');
+  await setupCode.click();
+  await bob.page.keyboard.press('Control+End');
+  await bob.page.keyboard.insertText('\nprint(1)');
+  for (const page of [alice.page, bob.page]) await expect(page.getByTestId('cell').nth(1).getByTestId('imported-stale')).toBeVisible();
+  await expect(alice.page.getByTestId('cell').nth(2).getByTestId('imported-stale')).toHaveCount(0);
   if (process.env.PLEXUS_E2E_SCREENSHOT) await alice.page.screenshot({ path: process.env.PLEXUS_E2E_SCREENSHOT, fullPage: true });
 });

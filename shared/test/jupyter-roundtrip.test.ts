@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { nbformatErrors, readFixture } from './nbformat-schema.ts';
 import {
-  KERNEL_ORIGIN, cellLanguage, createCell, cellSource, displayJupyterOutput, finishExec, fragmentToMarkdown, importNotebook,
+  KERNEL_ORIGIN, cellLanguage, createCell, importedOutputsStale, cellSource, displayJupyterOutput, finishExec, fragmentToMarkdown, importNotebook,
   initWorkspace, ipynbToNotebook, isRunnableCell, listCells, markdownToFragment, notebookToHtml, notebookToIpynb, readJupyterRecord,
   notebookSummary, requestRun, runSource, sanitizeHtml, serverOrigin, setCellName, setCellSource, sourceHash, startExec, staleCells, userOrigin,
 } from '../src/index.ts';
@@ -93,8 +93,10 @@ describe('Jupyter round trip of real notebooks', () => {
     expect(cellSource(py)).toContain("import pandas as pd\n");
     expect(isRunnableCell(py)).toBe(false);
     expect(requestRun(doc, py.id, { id: 'alice' }, o)).toBeNull();
+    expect(importedOutputsStale(py)).toBe(false);
     expect(staleCells(doc)).not.toContain(py.id);
     setCellSource(doc, py.id, cellSource(py).replace("'done'", "'finished'"), o);
+    expect(importedOutputsStale(py)).toBe(true);
     const out = exportOf(doc).cells[1];
     expect(out).toMatchObject({ cell_type: 'code', id: 'setup', execution_count: 1, metadata: { tags: ['parameters'], collapsed: false } });
     expect(out.source.join('')).toContain("print('finished')");
@@ -110,6 +112,7 @@ describe('Jupyter round trip of real notebooks', () => {
       ['fast', 'SELECT * FROM rates WHERE rate > 2'],
     ]);
     expect(sql.every(isRunnableCell)).toBe(true);
+    expect(sql.some(importedOutputsStale)).toBe(false);
     // Renamed and edited: the magic line follows the new name in its own style; the edit is exported.
     setCellName(doc, sql[1]!.id, 'mean_rates', o);
     setCellName(doc, sql[2]!.id, 'faster', o);

@@ -18,7 +18,7 @@ import { useCellRun } from './run/useCellRun.ts';
 import { CellRunBar } from './run/CellRunBar.tsx';
 import { SqlNameInput } from './run/SqlNameInput.tsx';
 import { CellOutputs } from './outputs/CellOutputs.tsx';
-import { JupyterOutputs } from './outputs/JupyterOutputs.tsx';
+import { ImportedCellOutputs } from './outputs/JupyterOutputs.tsx';
 
 const KIND_SHORT: Record<CellKind, string> = { markdown: 'md', code: 'js', sql: 'sql' };
 
@@ -141,7 +141,9 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
           {body}
         </div>
         {runnable && run.exec && <CellOutputs outputs={run.outputs} stale={run.stale} />}
-        {item.kind !== 'markdown' && !run.exec && imported && <JupyterOutputs outputs={imported.outputs} stale={false} />}
+        {item.kind !== 'markdown' && !run.exec && imported && (
+          <ImportedCellOutputs view={item.view} text={source instanceof Y.Text ? source : null} outputs={imported.outputs} />
+        )}
       </div>
       {canEdit && mounted && <InsertBar after={item.id} />}
     </section>

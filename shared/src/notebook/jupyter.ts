@@ -15,7 +15,7 @@
  * only while they agree. Pure module.
  */
 import * as Y from 'yjs';
-import type { CellView } from '../cells.ts';
+import { cellSource, type CellView } from '../cells.ts';
 import type { Origin } from '../origin.ts';
 import { roots } from '../schema.ts';
 import { isJsonObject, type Json, type JsonObject } from '../json.ts';
@@ -62,6 +62,18 @@ export function readJupyterRecord(cell: CellView): JupyterCellRecord | null {
   return isJsonObject(r) && typeof r.cellType === 'string' && typeof r.source === 'string' && isJsonObject(r.metadata) && Array.isArray(r.outputs)
     ? (r as unknown as JupyterCellRecord)
     : null;
+}
+
+/**
+ * Whether a code or SQL cell's text changed since import, so its imported outputs no longer
+ * match it (they are still shown and exported, like Jupyter's outputs of an edited cell).
+ */
+export function importedOutputsStale(cell: CellView): boolean {
+  const rec = readJupyterRecord(cell);
+  if (!rec || cell.kind === 'markdown') return false;
+  const text = cellSource(cell);
+  if (cell.kind === 'sql' && rec.sqlMagic !== undefined) return parseSqlMagic(rec.source)?.sql !== text;
+  return text !== rec.source;
 }
 
 /** Writes a cell's Jupyter record (import only). */

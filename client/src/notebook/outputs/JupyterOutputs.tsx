@@ -5,9 +5,11 @@
  * imported notebook ever runs), images as data: URLs in <img> (an SVG there runs no script),
  * `text/latex` with KaTeX, JSON as a tree, else text.
  */
-import { useEffect, useRef } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
+import type * as Y from 'yjs';
 import DOMPurify from 'dompurify';
-import { displayJupyterOutput, imageDataUrl, type Json } from '@plexus/shared';
+import { displayJupyterOutput, imageDataUrl, importedOutputsStale, type CellView, type Json } from '@plexus/shared';
+import { useYVersion } from '../../collab/useY.ts';
 import { JsonTree } from './JsonTree.tsx';
 import { FoldedText } from './CellOutputs.tsx';
 import { latexOutput, renderMath } from '../math/katex.ts';
@@ -65,7 +67,8 @@ function Output({ raw }: { raw: Json }) {
 export function JupyterOutputs({ outputs, stale }: { outputs: Json[]; stale: boolean }) {
   if (!outputs.length) return null;
   return (
-    <div className={`cell-outputs is-imported${stale ? ' is-stale' : ''}`} data-testid="cell-outputs" data-imported="true">
+    <div className={`cell-outputs is-imported${stale ? ' is-stale' : ''}`} data-testid="cell-outputs" data-imported="true" data-stale={stale}>
+      {stale && <div className="muted imported-stale" data-testid="imported-stale">Edited since these outputs (from Jupyter)</div>}
       {outputs.map((o, i) => (
         <div className="output" data-testid="output" data-type={displayJupyterOutput(o).kind} key={i}>
           <Output raw={o} />
@@ -73,4 +76,12 @@ export function JupyterOutputs({ outputs, stale }: { outputs: Json[]; stale: boo
       ))}
     </div>
   );
+}
+
+/** The imported outputs of a code or SQL cell, marked stale once its text differs from the import. */
+export function ImportedCellOutputs({ view, text, outputs }: { view: CellView; text: Y.Text | null; outputs: Json[] }) {
+  const version = useYVersion(text);
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const stale = useMemo(() => importedOutputsStale(view), [view, version]);
+  return <JupyterOutputs outputs={outputs} stale={stale} />;
 }
