@@ -19,6 +19,7 @@ export * from './notebook/graph.ts';
 export * from './notebook/outputs.ts';
 export * from './notebook/runs.ts';
 export * from './notebook/data.ts';
+export * from './notebook/jupyter.ts';
 export * from './notebook/ipynb.ts';
 export * from './notebook/report.ts';
 export * from './agent/index.ts';

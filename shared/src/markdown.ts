@@ -11,7 +11,9 @@ type Attrs = Record<string, unknown>;
 function inlineToText(xmlText: Y.XmlText, line: string): void {
   // **bold**, *italic* / _italic_, `code`. As in CommonMark, `_` only delimits at word boundaries:
   // `my_var_name` is an identifier, not "my" + italic "var" + "name" (which renders as my*var*name).
-  const re = /(\*\*[^*]+\*\*|`[^`]+`|\*[^*\s][^*]*\*|(?<![\p{L}\p{N}_])_[^_\s][^_]*_(?![\p{L}\p{N}_]))/gu;
+  // Math (`$…$`, `$$…$$`, as Jupyter writes it) and backslash escapes are kept verbatim: `z_{3,4}`
+  // inside math is a subscript, never emphasis.
+  const re = /(\\[\\`*_$]|\$\$[\s\S]+?\$\$|(?<![\\$])\$(?=[^\s$])[^$\n]*?[^\s\\$]\$(?!\$)|(?<![\\$])\$[^\s$]\$(?!\$)|\*\*[^*]+\*\*|`[^`]+`|\*[^*\s][^*]*\*|(?<![\p{L}\p{N}_])_[^_\s][^_]*_(?![\p{L}\p{N}_]))/gu;
   let last = 0;
   let pos = xmlText.length;
   const push = (s: string, attrs?: Attrs) => {
@@ -22,7 +24,8 @@ function inlineToText(xmlText: Y.XmlText, line: string): void {
   for (const m of line.matchAll(re)) {
     push(line.slice(last, m.index));
     const tok = m[0];
-    if (tok.startsWith('**')) push(tok.slice(2, -2), { bold: {} });
+    if (tok.startsWith('$') || tok.startsWith('\\')) push(tok);
+    else if (tok.startsWith('**')) push(tok.slice(2, -2), { bold: {} });
     else if (tok.startsWith('`')) push(tok.slice(1, -1), { code: {} });
     else push(tok.slice(1, -1), { italic: {} });
     last = (m.index ?? 0) + tok.length;
@@ -37,6 +40,16 @@ function paragraph(text: string, name = 'paragraph', attrs?: Attrs): Y.XmlElemen
   const t = new Y.XmlText();
   el.insert(0, [t]);
   return Object.assign(el, { __pendingText: text });
+}
+
+/** `$$` fences on a line (escaped `\$` not counted). */
+const countMathFences = (line: string): number => (line.replace(/\\\$/g, '').match(/\$\$/g) ?? []).length;
+
+/** Whether line `i` leaves a `$$` display-math block open that a later line of the cell closes. */
+function opensMath(line: string, lines: string[], i: number): boolean {
+  if (countMathFences(line) % 2 === 0) return false;
+  for (let j = i + 1; j < lines.length; j++) if (countMathFences(lines[j]!) % 2 === 1) return true;
+  return false;
 }
 
 /** Fills an (empty) fragment from markdown text. The fragment must already be in a document. */
@@ -100,12 +113,17 @@ export function markdownToFragment(frag: Y.XmlFragment, markdown: string): void 
       i++;
       continue;
     }
-    const para: string[] = [line];
+    // A paragraph; inside display math (`$$` … `$$`, closed later in the cell) lines keep their
+    // newlines and nothing ends the paragraph (a `- b` line there is math, not a list).
+    let para = line;
+    let inMath = opensMath(line, lines, i);
     i++;
-    while (i < lines.length && lines[i]!.trim() !== '' && !/^(#{1,6}\s|```|>|\s*([-*+]|\d+[.)])\s)/.test(lines[i]!)) {
-      para.push(lines[i++]!);
+    while (i < lines.length && (inMath || (lines[i]!.trim() !== '' && !/^(#{1,6}\s|```|>|\s*([-*+]|\d+[.)])\s)/.test(lines[i]!)))) {
+      para += (inMath ? '\n' : ' ') + lines[i]!;
+      inMath = inMath ? countMathFences(lines[i]!) % 2 === 0 : opensMath(lines[i]!, lines, i);
+      i++;
     }
-    blocks.push(paragraph(para.join(' ')));
+    blocks.push(paragraph(para));
   }
   if (blocks.length === 0) blocks.push(paragraph(''));
   frag.insert(frag.length, blocks);
@@ -206,4 +224,29 @@ export function updateFragmentMarkdown(frag: Y.XmlFragment, markdown: string): b
   const added = next.slice(head, want.length - tail).flatMap((n) => (n instanceof Y.XmlHook ? [] : [n.clone()]));
   if (added.length > 0) frag.insert(head, added);
   return true;
+}
+
+/** A math span in a block's text: `$…$` (inline) or `$$…$$` (display), as Jupyter's markdown writes it. */
+export interface MathSpan {
+  from: number;
+  to: number;
+  tex: string;
+  display: boolean;
+}
+
+/**
+ * The math spans of a block's text (the same rules `markdownToFragment` uses to keep math verbatim):
+ * `$$…$$` may span lines; `$…$` stays on one line, does not start or end with a space, and `\$`
+ * is a literal dollar.
+ */
+export function findMath(text: string): MathSpan[] {
+  const re = /\\[\\$]|\$\$([\s\S]+?)\$\$|(?<![\\$])\$(?=[^\s$])([^$\n]*?[^\s\\$])\$(?!\$)|(?<![\\$])\$([^\s$])\$(?!\$)/g;
+  const out: MathSpan[] = [];
+  for (const m of text.matchAll(re)) {
+    if (m[0].startsWith('\\')) continue;
+    const from = m.index ?? 0;
+    const display = m[1] !== undefined;
+    out.push({ from, to: from + m[0].length, tex: (m[1] ?? m[2] ?? m[3] ?? '').trim(), display });
+  }
+  return out;
 }

@@ -47,7 +47,7 @@ describe('ipynb', () => {
     expect(code.outputs![1].data['text/html'].join('')).toContain('<caption>2 of 10 rows</caption>');
     expect(code.outputs![2]).toMatchObject({ ename: 'TypeError', evalue: 'bad <thing>' });
   });
-  it('imports Python code as text with its language noted, %%sql as SQL', () => {
+  it('imports Python code as a Python code cell (kept as code, not run), %%sql as SQL', () => {
     const cells = ipynbToCells({
       metadata: { kernelspec: { language: 'python' } },
       cells: [
@@ -56,8 +56,8 @@ describe('ipynb', () => {
         { cell_type: 'code', source: '%%sql\nSELECT 1', outputs: [] },
       ],
     });
-    expect(cells.map((c) => [c.kind, c.language ?? null])).toEqual([['markdown', null], ['markdown', 'python'], ['sql', 'sql']]);
-    expect(cells[1]!.source).toContain('```python\nimport numpy as np');
+    expect(cells.map((c) => [c.kind, c.language ?? null])).toEqual([['markdown', null], ['code', 'python'], ['sql', 'sql']]);
+    expect(cells[1]!.source).toBe('import numpy as np\nnp.zeros(3)');
     expect(cells[2]!.source).toBe('SELECT 1');
     expect(() => ipynbToCells({ nope: 1 })).toThrow(/not a Jupyter notebook/);
   });

@@ -4,7 +4,7 @@
  */
 import { memo, useLayoutEffect, useRef, useState, type FocusEvent, type KeyboardEvent } from 'react';
 import * as Y from 'yjs';
-import type { CellKind } from '@plexus/shared';
+import { cellLanguage, isRunnableCell, languageLabel, readJupyterRecord, type CellKind } from '@plexus/shared';
 import { useSession } from '../collab/context.tsx';
 import { setFocus, usePeersOnCell } from '../collab/presenceIndex.ts';
 import { CellPlaceholder, usePreview } from './CellPlaceholder.tsx';
@@ -18,6 +18,7 @@ import { useCellRun } from './run/useCellRun.ts';
 import { CellRunBar } from './run/CellRunBar.tsx';
 import { SqlNameInput } from './run/SqlNameInput.tsx';
 import { CellOutputs } from './outputs/CellOutputs.tsx';
+import { ImportedCellOutputs } from './outputs/JupyterOutputs.tsx';
 
 const KIND_SHORT: Record<CellKind, string> = { markdown: 'md', code: 'js', sql: 'sql' };
 
@@ -35,7 +36,11 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
   const bodyRef = useRef<HTMLDivElement>(null);
   const [mounted, setMounted] = useState(() => notebook.scheduler.startsMounted(item.id));
   const peers = usePeersOnCell(session.awareness, item.id);
-  const runnable = item.kind !== 'markdown';
+  // Imported code in a language Plexus does not run (Python, R, …): editable text, never run,
+  // shown with the outputs it had in Jupyter.
+  const runnable = isRunnableCell(item.view);
+  const foreign = item.kind === 'code' && !runnable ? cellLanguage(item.view) : null;
+  const imported = readJupyterRecord(item.view);
   const run = useCellRun(session.doc, item.id, item.map, runnable);
   const error = run.stale ? undefined : run.outputs.find((o) => o.type === 'error');
   const errorLine = error?.type === 'error' ? (error.line ?? null) : null;
@@ -85,9 +90,9 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
   let body;
   if (preview) body = <CellPlaceholder kind={item.kind} preview={preview} />;
   else if (item.kind === 'markdown' && source instanceof Y.XmlFragment)
-    body = <MarkdownEditor cellId={item.id} fragment={source} readOnly={!canEdit} />;
+    body = <MarkdownEditor cellId={item.id} fragment={source} readOnly={!canEdit} attachments={imported?.attachments ?? null} />;
   else if (item.kind !== 'markdown' && source instanceof Y.Text)
-    body = <CodeEditor cellId={item.id} ytext={source} kind={item.kind} readOnly={!canEdit} errorLine={errorLine} />;
+    body = <CodeEditor cellId={item.id} ytext={source} kind={item.kind} language={foreign} readOnly={!canEdit} errorLine={errorLine} />;
   else body = <div className="cell-broken">This cell’s content could not be read.</div>;
 
   return (
@@ -100,6 +105,7 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
       data-testid="cell"
       data-cell-id={item.id}
       data-kind={item.kind}
+      data-language={foreign ?? undefined}
       tabIndex={-1}
       aria-label={`${KIND_LABEL[item.kind]} cell ${index + 1} of ${count}`}
       onFocus={onFocus}
@@ -107,7 +113,7 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
       onKeyDown={onKeyDown}
     >
       <div className="cell-gutter" title={KIND_LABEL[item.kind]}>
-        <span className="cell-kind-tag">{KIND_SHORT[item.kind]}</span>
+        <span className="cell-kind-tag">{foreign ? (foreign === 'python' ? 'py' : foreign.slice(0, 3)) : KIND_SHORT[item.kind]}</span>
         <span className="cell-index">{index + 1}</span>
       </div>
       <div className="cell-main">
@@ -120,6 +126,11 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
           isFirst={index === 0}
           isLast={index === count - 1}
         />
+        {foreign !== null && (
+          <div className="cell-head cell-foreign" data-testid="cell-not-runnable">
+            {imported && imported.executionCount !== null && <span className="muted">[{imported.executionCount}]</span>} {languageLabel(foreign)} — not runnable in Plexus
+          </div>
+        )}
         {runnable && (
           <div className="cell-head">
             <CellRunBar cellId={item.id} run={run} canEdit={canEdit} />
@@ -129,7 +140,10 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
         <div className="cell-body" ref={bodyRef}>
           {body}
         </div>
-        {runnable && <CellOutputs outputs={run.outputs} stale={run.stale} />}
+        {runnable && run.exec && <CellOutputs outputs={run.outputs} stale={run.stale} />}
+        {item.kind !== 'markdown' && !run.exec && imported && (
+          <ImportedCellOutputs view={item.view} text={source instanceof Y.Text ? source : null} outputs={imported.outputs} />
+        )}
       </div>
       {canEdit && mounted && <InsertBar after={item.id} />}
     </section>

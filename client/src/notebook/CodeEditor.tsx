@@ -19,7 +19,8 @@ import { setFocus } from '../collab/presenceIndex.ts';
 import { useNotebook } from './controller.ts';
 import { errorLineExtension, setErrorLine } from './run/errorLine.ts';
 
-const language = (kind: 'code' | 'sql') => (kind === 'sql' ? sql() : javascript());
+/** Highlighting: SQL, JavaScript, or none for code Plexus does not run (imported Python, R, …). */
+const language = (kind: 'code' | 'sql', foreign: string | null) => (kind === 'sql' ? sql() : foreign ? [] : javascript());
 
 const theme = EditorView.theme({
   '&': { fontSize: '13px', backgroundColor: 'transparent' },
@@ -36,12 +37,14 @@ interface Props {
   cellId: string;
   ytext: Y.Text;
   kind: 'code' | 'sql';
+  /** The language of code Plexus does not run (null: JavaScript or SQL). */
+  language?: string | null;
   readOnly: boolean;
   /** Line (1-based) the cell's current error points at, if any. */
   errorLine?: number | null;
 }
 
-export function CodeEditor({ cellId, ytext, kind, readOnly, errorLine = null }: Props) {
+export function CodeEditor({ cellId, ytext, kind, language: foreign = null, readOnly, errorLine = null }: Props) {
   const session = useSession();
   const notebook = useNotebook();
   const host = useRef<HTMLDivElement>(null);
@@ -49,6 +52,8 @@ export function CodeEditor({ cellId, ytext, kind, readOnly, errorLine = null }: 
   const lang = useRef(new Compartment());
   const kindRef = useRef(kind);
   kindRef.current = kind;
+  const foreignRef = useRef(foreign);
+  foreignRef.current = foreign;
 
   // Layout effect: the editor exists in the same frame as its cell, so the mount scheduler's
   // time budget counts the real cost and the cell never flashes empty.
@@ -68,11 +73,11 @@ export function CodeEditor({ cellId, ytext, kind, readOnly, errorLine = null }: 
           indentOnInput(),
           bracketMatching(),
           syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
-          lang.current.of(language(kindRef.current)),
+          lang.current.of(language(kindRef.current, foreignRef.current)),
           // Above the default keymap (Enter would insert a newline first).
           Prec.highest(
             keymap.of(
-              readOnly
+              readOnly || foreignRef.current
                 ? []
                 : [
                     { key: 'Mod-Enter', run: () => (notebook.run(cellId), true) },
@@ -84,7 +89,7 @@ export function CodeEditor({ cellId, ytext, kind, readOnly, errorLine = null }: 
           errorLineExtension,
           EditorState.readOnly.of(readOnly),
           EditorView.editable.of(!readOnly),
-          EditorView.contentAttributes.of({ 'aria-label': kind === 'sql' ? 'SQL cell' : 'Code cell' }),
+          EditorView.contentAttributes.of({ 'aria-label': kind === 'sql' ? 'SQL cell' : foreignRef.current ? `${foreignRef.current} code cell` : 'Code cell' }),
           yCollab(ytext, awareness, { undoManager }),
           EditorView.domEventHandlers({
             focus: () => {
@@ -112,8 +117,8 @@ export function CodeEditor({ cellId, ytext, kind, readOnly, errorLine = null }: 
   }, [ytext, readOnly, session, notebook, cellId]);
 
   useEffect(() => {
-    viewRef.current?.dispatch({ effects: lang.current.reconfigure(language(kind)) });
-  }, [kind]);
+    viewRef.current?.dispatch({ effects: lang.current.reconfigure(language(kind, foreign)) });
+  }, [kind, foreign]);
 
   useEffect(() => {
     if (viewRef.current) setErrorLine(viewRef.current, errorLine);

@@ -6,6 +6,7 @@
  */
 import { useEffect, useMemo } from 'react';
 import type * as Y from 'yjs';
+import type { JsonObject } from '@plexus/shared';
 import { EditorContent, useEditor } from '@tiptap/react';
 import StarterKit from '@tiptap/starter-kit';
 import Collaboration from '@tiptap/extension-collaboration';
@@ -14,6 +15,7 @@ import { useSession } from '../collab/context.tsx';
 import { tiptapCaretAwareness } from '../collab/caretAwareness.ts';
 import { setFocus } from '../collab/presenceIndex.ts';
 import { useNotebook } from './controller.ts';
+import { MathDecorations } from './math/mathDecorations.ts';
 
 /** A remote caret: a coloured bar with the person's name above it. */
 function renderCaret(user: Record<string, any>): HTMLElement {
@@ -37,9 +39,11 @@ interface Props {
   cellId: string;
   fragment: Y.XmlFragment;
   readOnly: boolean;
+  /** Images a Jupyter notebook attached to this cell (mime bundles by file name). */
+  attachments?: JsonObject | null;
 }
 
-export function MarkdownEditor({ cellId, fragment, readOnly }: Props) {
+export function MarkdownEditor({ cellId, fragment, readOnly, attachments = null }: Props) {
   const session = useSession();
   const notebook = useNotebook();
   const caretAwareness = useMemo(() => tiptapCaretAwareness(session.awareness, fragment), [session, fragment]);
@@ -51,6 +55,8 @@ export function MarkdownEditor({ cellId, fragment, readOnly }: Props) {
         // and twice when two people open the cell at once): keep the document as people wrote it.
         StarterKit.configure({ undoRedo: false, trailingNode: false, link: { openOnClick: false } }),
         Collaboration.configure({ fragment }),
+        // $…$ and $$…$$ shown rendered with KaTeX (decorations only; the text stays as written).
+        MathDecorations.configure({ attachments }),
         CollaborationCaret.configure({
           provider: { awareness: caretAwareness },
           user: {},
@@ -65,7 +71,7 @@ export function MarkdownEditor({ cellId, fragment, readOnly }: Props) {
       editorProps: { attributes: { 'aria-label': 'Markdown cell', spellcheck: 'true' } },
       onFocus: () => setFocus(session.awareness, { panel: 'notebook', cellId }),
     },
-    [fragment, caretAwareness],
+    [fragment, caretAwareness, attachments],
   );
 
   useEffect(() => {

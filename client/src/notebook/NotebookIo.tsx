@@ -21,7 +21,7 @@ export function NotebookIo() {
       const nb: unknown = JSON.parse(await file.text());
       const r = await importIpynb(token, id, nb);
       const langs = r.languages.filter((l) => !['javascript', 'sql'].includes(l));
-      setMsg({ tone: 'done', text: `Imported ${r.imported} cells from ${file.name}${langs.length ? ` (${langs.join(', ')} code kept as text)` : ''}.` });
+      setMsg({ tone: 'done', text: `Imported ${r.imported} cells from ${file.name}${langs.length ? ` (${langs.join(', ')} code kept with its outputs; Plexus does not run it)` : ''}.` });
     } catch (e) {
       setMsg({ tone: 'error', text: e instanceof SyntaxError ? `${file.name} is not a JSON notebook: ${e.message}` : (e as Error).message });
     }

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Hocuspocus } from '@hocuspocus/server';
 import {
-  canWrite, getTable, ipynbToCells, notebookToHtml, notebookToIpynb, registerTable, serverOrigin, unregisterTable, createCell,
+  canWrite, getTable, importNotebook, ipynbToNotebook, notebookToHtml, notebookToIpynb, registerTable, serverOrigin, unregisterTable,
   getTitle, type Role, type TokenClaims,
 } from '@plexus/shared';
 import type { KernelManager } from '../kernel/manager.ts';
@@ -157,16 +157,16 @@ export async function handleNotebookApi(
     write();
     deps.requireWorkspace(id);
     const body = await readJson(req, 32 * 1024 * 1024);
-    let cells;
+    // Converted and validated completely first, then written in one transaction: a malformed
+    // notebook changes nothing.
+    let nb;
     try {
-      cells = ipynbToCells(body);
+      nb = ipynbToNotebook(body);
     } catch (e) {
       throw new HttpError(400, 'bad-notebook', (e as Error).message);
     }
-    const ids = await withDoc(deps.hocuspocus, id, (doc) => {
-      const o = serverOrigin('import-ipynb');
-      return cells.map((c) => createCell(doc, { kind: c.kind, source: c.source, author: claims.sub, ...(c.name ? { name: c.name } : {}) }, o));
-    });
+    const cells = nb.cells;
+    const ids = await withDoc(deps.hocuspocus, id, (doc) => importNotebook(doc, nb, claims.sub, serverOrigin('import-ipynb')));
     sendJson(res, 201, { imported: ids.length, cells: ids, languages: [...new Set(cells.map((c) => c.language).filter(Boolean))] });
     return true;
   }

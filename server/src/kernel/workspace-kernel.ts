@@ -12,7 +12,7 @@ import WebSocket from 'ws';
 import * as Y from 'yjs';
 import {
   KERNEL_COMMANDS, KERNEL_ORIGIN, MAX_STREAM_CHARS, TABLE_PREVIEW_ROWS, ackRequest, analyzeCell, ancestors, appendStream, buildGraph,
-  cellSource, describeGraphError, descendants, finishExec, getCell, listCells, listTables, pendingRequests, readCommand,
+  cellSource, isRunnableCell, describeGraphError, descendants, finishExec, getCell, listCells, listTables, pendingRequests, readCommand,
   readExec, readKernelStatus, runSource, setPending, setStale, sourceHash, staleCells, startExec, topoOrder, writeKernelStatus,
   type CellAnalysis, type CellOutput, type CellView, type KernelCommandKind, type KernelStatus, type NotebookGraph,
   type Requester, type RunTrigger, randomId, abandonKernelMarks, changesNotebookGraph,
@@ -278,7 +278,8 @@ export class WorkspaceKernel {
 
   private graph(): NotebookGraph {
     if (this.graphCache) return this.graphCache;
-    const cells = listCells(this.doc).filter((c) => c.kind !== 'markdown');
+    // Markdown and code Plexus cannot run (imported Python, R, …) are not part of the graph.
+    const cells = listCells(this.doc).filter(isRunnableCell);
     const nodes = cells.map((c) => {
       const a = this.analysis(c);
       return { id: c.id, defs: a.error && c.kind === 'code' ? [] : a.defs, refs: a.refs };
@@ -400,6 +401,7 @@ export class WorkspaceKernel {
     this.write(() => {
       for (const { cell, request } of reqs) {
         ackRequest(this.doc, cell, request.id, KERNEL_ORIGIN);
+        if (!isRunnableCell(cell)) continue; // e.g. an imported Python cell: nothing to run
         const hash = sourceHash(runSource(cell));
         if (this.queue.some((q) => q.cellId === cell.id)) continue; // queued: that run will use the newest source
         const r = this.running;
@@ -522,7 +524,7 @@ export class WorkspaceKernel {
       while (this.queue.length && !this.stopped) {
         const item = this.queue.shift()!;
         const cell = getCell(this.doc, item.cellId);
-        if (!cell || cell.kind === 'markdown') continue;
+        if (!cell || !isRunnableCell(cell)) continue;
         const g = this.graph();
         const err = g.errors.get(cell.id);
         if (err) {

@@ -12,6 +12,7 @@ import { isPresenceOf, readPresence, type PresenceState } from '../presence.ts';
 import { getTitle } from '../schema.ts';
 import { listTables } from '../notebook/data.ts';
 import { readCellRun } from '../notebook/runs.ts';
+import { cellLanguage, displayJupyterOutput, isRunnableCell, readJupyterRecord } from '../notebook/jupyter.ts';
 import type { CellOutput } from '../notebook/outputs.ts';
 import { summarizeViewer } from '../viewer/summary.ts';
 import type { Json } from '../json.ts';
@@ -97,12 +98,36 @@ export interface CellState {
   count?: number;
   stale?: boolean;
   outputs: string[];
+  /** Code Plexus does not run (imported Python, R, …): its language. */
+  language?: string;
+}
+
+/** An imported Jupyter output in short (what the cell showed in Jupyter). */
+function previewJupyter(raw: Json, max: number): string {
+  const d = displayJupyterOutput(raw);
+  if (d.kind === 'stream') return cap(d.text, max);
+  if (d.kind === 'error') return cap(`${d.ename}: ${d.evalue}`, max);
+  if (d.kind === 'unknown') return cap(`(${d.outputType} output)`, max);
+  if (d.mime.startsWith('image/')) return cap(`(${d.mime} image)`, max);
+  return cap(d.mime === 'text/html' ? `(HTML) ${d.data.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim()}` : d.data, max);
 }
 
 export function cellState(doc: Y.Doc, cell: CellView, index: number, caps: Pick<ContextCaps, 'cellSource' | 'cellOutput'>): CellState {
   const run = cell.kind === 'markdown' ? null : readCellRun(doc, cell);
   const out: CellState = { id: cell.id, index, kind: cell.kind, source: cap(cellSource(cell), caps.cellSource), state: run?.state ?? 'idle', outputs: [] };
   if (cell.name) out.name = cell.name;
+  if (cell.kind === 'code' && !isRunnableCell(cell)) out.language = cellLanguage(cell);
+  const imported = cell.kind === 'markdown' || run?.exec ? null : readJupyterRecord(cell);
+  if (imported) {
+    let left = caps.cellOutput;
+    for (const o of imported.outputs) {
+      if (left <= 0) break;
+      const p = previewJupyter(o, left);
+      out.outputs.push(p);
+      left -= p.length;
+    }
+    if (imported.executionCount !== null) out.count = imported.executionCount;
+  }
   if (run?.exec) out.count = run.exec.count;
   if (run?.stale) out.stale = true;
   if (run) {
@@ -122,7 +147,7 @@ export function notebookSummary(doc: Y.Doc, max: number, caps: Pick<ContextCaps,
   const cells = listCells(doc);
   if (cells.length === 0) return 'The notebook is empty.';
   const render = (c: CellState) =>
-    `[${c.index}] ${c.kind}${c.name ? ` ${c.name}` : ''} id=${c.id} state=${c.state}${c.stale ? ' (stale)' : ''}\n${c.source}${c.outputs.length ? `\n→ ${c.outputs.join('\n→ ')}` : ''}`;
+    `[${c.index}] ${c.kind}${c.language ? ` (${c.language}, not runnable in Plexus)` : ''}${c.name ? ` ${c.name}` : ''} id=${c.id} state=${c.state}${c.stale ? ' (stale)' : ''}\n${c.source}${c.outputs.length ? `\n→ ${c.outputs.join('\n→ ')}` : ''}`;
   // Shrink per-cell budgets until the whole fits (huge notebooks keep one line per cell).
   let src = caps.cellSource;
   let outp = caps.cellOutput;

@@ -1,7 +1,9 @@
 /**
  * The notebook as a self-contained HTML report: title, markdown rendered from the cells' rich text,
  * code and SQL with their outputs (tables, text, JSON, errors, images inline; chart specs shown as
- * JSON, since the report runs no script). Everything is escaped; no remote resource is referenced.
+ * JSON, since the report runs no script). Cells imported from Jupyter that Plexus has not run show
+ * their imported outputs: HTML through an allowlist sanitiser, images as data: URLs, tracebacks as
+ * text without ANSI colours. Everything else is escaped; no remote resource is referenced.
  * Pure module.
  */
 import * as Y from 'yjs';
@@ -10,6 +12,8 @@ import { getTitle } from '../schema.ts';
 import { tableHtml } from './ipynb.ts';
 import type { CellOutput } from './outputs.ts';
 import { readExec, readOutputs, staleReason } from './runs.ts';
+import { cellLanguage, displayJupyterOutput, imageDataUrl, isRunnableCell, languageLabel, readJupyterRecord, sanitizeHtml } from './jupyter.ts';
+import type { Json } from '../json.ts';
 
 const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -65,12 +69,33 @@ function output(o: CellOutput): string {
   }
 }
 
+/** One imported nbformat output (Jupyter's richest safe MIME type). */
+function jupyterOutput(raw: Json): string {
+  const d = displayJupyterOutput(raw);
+  switch (d.kind) {
+    case 'stream':
+      return `<pre class="${d.name === 'stderr' ? 'stderr' : 'stdout'}">${esc(d.text)}</pre>`;
+    case 'error':
+      return `<pre class="error">${esc(`${d.ename}: ${d.evalue}`)}${d.traceback ? `\n\n${esc(d.traceback)}` : ''}</pre>`;
+    case 'unknown':
+      return `<p class="note">${esc(d.outputType)} output (not shown)</p>`;
+    case 'mime': {
+      if (d.mime === 'text/html') return `<div class="html-output">${sanitizeHtml(d.data)}</div>`;
+      if (d.mime.startsWith('image/')) {
+        const src = imageDataUrl(d.mime, d.data);
+        return src ? `<img alt="output" src="${esc(src)}">` : '';
+      }
+      return `<pre class="value">${esc(d.data)}</pre>`;
+    }
+  }
+}
+
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
 section{margin:1.2rem 0}pre{background:#f5f5f7;padding:.6rem;overflow:auto;border-radius:4px}
 pre.source{border-left:3px solid #4a7bd0}pre.error{background:#fdecec;color:#9b1c1c}pre.stderr{background:#fff7e0}
 .meta{color:#6e6e73;font-size:12px}table{border-collapse:collapse;font-size:13px;margin:.4rem 0}
 td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}caption{caption-side:bottom;color:#6e6e73;font-size:12px}
-.stale{color:#a15c00}`;
+.stale{color:#a15c00}img{max-width:100%}.note{color:#6e6e73}`;
 
 /** The whole report as one HTML document. */
 export function notebookToHtml(doc: Y.Doc): string {
@@ -82,7 +107,12 @@ export function notebookToHtml(doc: Y.Doc): string {
     }
     const exec = readExec(c);
     const stale = staleReason(c);
-    const kind = c.kind === 'sql' ? `SQL${c.name ? ` → ${esc(c.name)}` : ''}` : 'JavaScript';
+    const kind = c.kind === 'sql' ? `SQL${c.name ? ` → ${esc(c.name)}` : ''}` : isRunnableCell(c) ? 'JavaScript' : `${esc(languageLabel(cellLanguage(c)))} — not runnable in Plexus`;
+    const rec = readJupyterRecord(c);
+    if (!exec && rec) {
+      const count = rec.executionCount === null ? '' : `[${rec.executionCount}] `;
+      return `<section class="${c.kind}"><div class="meta">${count}${kind} · imported from Jupyter</div><pre class="source">${esc(cellSource(c))}</pre>${rec.outputs.map(jupyterOutput).join('')}</section>`;
+    }
     const meta = exec
       ? `<div class="meta">[${exec.count}] ${kind} · ${esc(exec.state)}${exec.durationMs !== null ? ` · ${exec.durationMs} ms` : ''}${stale ? ` · <span class="stale">stale: ${esc(stale)}</span>` : ''}</div>`
       : `<div class="meta">${kind} · not run</div>`;

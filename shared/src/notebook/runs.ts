@@ -28,6 +28,7 @@ import type { Origin } from '../origin.ts';
 import { roots } from '../schema.ts';
 import { cellSource, getCell, listCells, type CellView } from '../cells.ts';
 import { mapToOutput, outputToMap, type CellOutput } from './outputs.ts';
+import { isRunnableCell } from './jupyter.ts';
 
 /** Who asked. */
 export interface Requester {
@@ -168,12 +169,13 @@ const resolveCell = (doc: Y.Doc, c: CellView | string): CellView | undefined => 
 
 /**
  * Asks the kernel to run a cell and its dependents. Returns the request id (null if the cell does
- * not exist or is markdown). Pressing Run on a cell that is already running with what you saw is
+ * not exist, is markdown or is code Plexus cannot run). Pressing Run on a cell that is already running with what you saw is
  * coalesced into that run (see the module header).
  */
 export function requestRun(doc: Y.Doc, cellId: string, who: Requester, origin: Origin): string | null {
   const cell = getCell(doc, cellId);
-  if (!cell || cell.kind === 'markdown') return null;
+  // Markdown, and code in a language Plexus does not run (imported Python, R, …).
+  if (!cell || !isRunnableCell(cell)) return null;
   const id = `q_${randomId()}`;
   const req: RunRequest = { id, by: who.id, name: who.name, at: Date.now(), seen: readExec(cell)?.runId ?? null };
   if (req.name === undefined) delete req.name;
@@ -285,7 +287,7 @@ export function readCellRun(doc: Y.Doc, c: CellView | string): CellRunView | nul
 /** Ids of the code and SQL cells whose output is stale or missing (what "run stale" runs). */
 export function staleCells(doc: Y.Doc): string[] {
   return listCells(doc)
-    .filter((c) => c.kind !== 'markdown')
+    .filter(isRunnableCell)
     .filter((c) => {
       const exec = readExec(c);
       return !exec || exec.state === 'cancelled' || staleReason(c) !== null;

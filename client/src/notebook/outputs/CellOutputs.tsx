@@ -15,7 +15,7 @@ const MAX_SHOWN = 50;
 /** Characters of a text shown before "show all". */
 const TEXT_FOLD = 8000;
 
-function FoldedText({ text, className, testId, name }: { text: string; className: string; testId: string; name?: string }) {
+export function FoldedText({ text, className, testId, name }: { text: string; className: string; testId: string; name?: string }) {
   const [all, setAll] = useState(false);
   const long = text.length > TEXT_FOLD;
   return (
