@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import * as S from '../src/index.ts';
-import { cellIds, encodedView, seedWebCrypto, syncAll, syncPair } from './helpers.ts';
+import { Rng, cellIds, encodedView, seedWebCrypto, syncAll, syncPair } from './helpers.ts';
 import { runFuzz } from './fuzz.ts';
+import { fuzzOperations, type FuzzContext } from './fuzz-ops.ts';
 
 /**
  * The most important property of the workspace document: however edits interleave, are delayed,
@@ -10,8 +11,8 @@ import { runFuzz } from './fuzz.ts';
  * and no cell is duplicated, lost or resurrected.
  */
 describe('random fuzz over replicas (seeded; ops only through the shared helpers)', () => {
-  const ALL_OPS = ['createCell', 'deleteCell', 'moveCell', 'moveCellBy', 'setCellSource', 'insertCellText', 'setCellKind',
-    'setCellName', 'postMessage', 'appendToMessage', 'setMessageStatus', 'deleteMessage', 'setTitle'];
+  // Every operation of fuzz-ops.ts (names only: the context is never used to list them).
+  const ALL_OPS = fuzzOperations({ rng: new Rng(0) } as FuzzContext).map((o) => o.name);
 
   function fuzzMany(replicas: number, seeds: number, ops: number) {
     const problems: string[] = [];
@@ -23,6 +24,7 @@ describe('random fuzz over replicas (seeded; ops only through the shared helpers
     }
     expect(problems.slice(0, 5)).toEqual([]); // a failing seed is named in its message
     // Guard against a vacuous fuzzer: every helper really ran, many times.
+    expect(ALL_OPS.length).toBeGreaterThan(50);
     for (const op of ALL_OPS) expect(counts[op] ?? 0, op).toBeGreaterThan(seeds / 10);
   }
 
@@ -36,6 +38,12 @@ describe('random fuzz over replicas (seeded; ops only through the shared helpers
   });
   it('regression seed 4 (2 replicas): moveCell relative to itself moved the cell', () => {
     expect(runFuzz(4, 2, 60).problems).toEqual([]);
+  });
+  it('regression seed 45 (2 replicas): an undo racing a concurrent overwrite left a cell without its order (it vanished from the notebook)', () => {
+    expect(runFuzz(45, 2, 60).problems).toEqual([]);
+  });
+  it('regression seed 4 (5 replicas): the same with five replicas and the agent’s Undo run', () => {
+    expect(runFuzz(4, 5, 300).problems).toEqual([]);
   });
   it('regression seed 100 (3 replicas): a markdown conversion racing a code<->SQL switch left kind and source disagreeing', () => {
     expect(runFuzz(100, 3, 60).problems).toEqual([]);

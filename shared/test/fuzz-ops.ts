@@ -385,5 +385,15 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
     server('registerTable', 1, (doc, o) =>
       S.registerTable(doc, { name: `t${rng.int(4)}`, fileName: 'x.csv', format: 'csv', columns: [{ name: 'a', type: 'BIGINT' }], rows: rng.int(9), bytes: 1, storedBytes: 1, uploadedBy: { id: 'u0' }, created: 1 }, o)),
     person('unregisterTable', 1, (doc, o) => void S.unregisterTable(doc, `t${rng.int(4)}`, o)),
+    server('importNotebook', 1, (doc, o) => {
+      const nb = S.ipynbToNotebook({
+        nbformat: 4, nbformat_minor: 5, metadata: { kernelspec: { name: 'python3', language: 'python' } },
+        cells: [
+          { cell_type: 'markdown', id: ctx.id('j'), metadata: {}, source: rng.pick(MD_LINES) },
+          { cell_type: 'code', id: ctx.id('j'), metadata: {}, source: `print(${rng.int(9)})`, execution_count: 1, outputs: [{ output_type: 'stream', name: 'stdout', text: 'x\n' }] },
+        ],
+      });
+      for (const id of S.importNotebook(doc, nb, 'u0', o)) ctx.created.add(id);
+    }),
   ];
 }

@@ -60,6 +60,13 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   S.requestRestart(doc, ada, person);
   S.writeKernelStatus(doc, { state: 'idle', generation: 1, count: 1, current: null, queue: [], handled: { runAll: 'k' }, limits: { timeoutMs: 1, memoryMb: 1 }, sandbox: [], updatedAt: 5 }, kernel);
 
+  // A notebook imported from Jupyter (server): a Python cell with its outputs, and the notebook metadata.
+  S.importNotebook(doc, S.ipynbToNotebook({
+    nbformat: 4, nbformat_minor: 5,
+    metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
+    cells: [{ cell_type: 'code', id: 'py1', metadata: { tags: ['x'] }, source: 'print(1)', execution_count: 1, outputs: [{ output_type: 'stream', name: 'stdout', text: '1\n' }] }],
+  }), 'u_ada', server);
+
   // Data registry (server: uploads), one table removed by a person.
   const table = (name: string): S.DataTable => ({ name, fileName: `${name}.csv`, format: 'csv', columns: [{ name: 'a', type: 'BIGINT' }], rows: 1, bytes: 2, storedBytes: 3, uploadedBy: ada, created: 6 });
   S.registerTable(doc, table('rois'), server);

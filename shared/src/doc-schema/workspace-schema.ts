@@ -72,6 +72,21 @@ const dataTable = z.object({
   created: time,
 });
 
+/** What an imported Jupyter cell came from (notebook/jupyter.ts), carried through to export. */
+const jupyterCell = z.object({
+  cellType: z.enum(['code', 'markdown', 'raw']),
+  kind: z.enum(['markdown', 'code', 'sql']),
+  id: z.string().max(64).optional(),
+  metadata: z.record(z.string(), anyJson),
+  attachments: z.record(z.string(), anyJson).optional(),
+  source: z.string(),
+  rendered: z.string().optional(),
+  sqlMagic: z.string().max(2000).optional(),
+  sqlName: z.string().max(200).optional(),
+  outputs: z.array(anyJson),
+  executionCount: z.number().int().nullable(),
+});
+
 /** A chat author may only be the writer itself: people post as people, the agent as the agent. */
 function authorMatchesWriter(value: unknown, writer: Writer): string | null {
   const kind = (value as { kind?: unknown } | null)?.kind;
@@ -94,6 +109,8 @@ const meta = record('workspace meta', {
   title: field(json('a title', str(200)), SERVER, { create: SERVER }),
   created: field(json('a time', time), SERVER, { create: SERVER }),
   settings: field(settings, SERVER),
+  // An imported notebook's metadata (kernelspec, language_info, widgets…), for export.
+  jupyter: field(json('notebook metadata', z.object({ metadata: z.record(z.string(), anyJson) })), SERVER),
 });
 
 /** One output of a run: its `type` says which keys mean what (outputs.ts); stream text grows. */
@@ -139,6 +156,10 @@ const cell = record('a cell', {
   pending: field(json('a queued run', pendingRun), KERNEL),
   exec: field(exec, KERNEL),
   stale: field(json('a staleness mark', staleMark), KERNEL),
+  // Imported from Jupyter (the server's import): the original cell, and the language of code
+  // Plexus cannot run (absent: JavaScript).
+  jupyter: field(json('an imported Jupyter cell', jupyterCell), SERVER),
+  language: field(json('a language', z.string().min(1).max(40)), SERVER),
 });
 
 const message = record('a chat message', {
