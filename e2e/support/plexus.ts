@@ -291,6 +291,12 @@ export const test = base.extend<{ plexus: Plexus; actor: Actors }>({
       return a;
     });
     const errors = made.flatMap((a) => a.errors);
+    // Every change a page made must keep to the document schema (the browser checks its own writes).
+    for (const a of made)
+      for (const p of a.context.pages()) {
+        const problems = await p.evaluate(() => (window as unknown as { __plexus?: { session?: { schemaProblems?: unknown[] } } }).__plexus?.session?.schemaProblems ?? []).catch(() => []);
+        if (problems.length) errors.push(`schema violations in ${p.url()}: ${JSON.stringify(problems).slice(0, 2000)}`);
+      }
     for (const a of made) await a.context.close().catch(() => {});
     if (errors.length) {
       await testInfo.attach('page-errors', { body: errors.join('\n'), contentType: 'text/plain' });

@@ -15,6 +15,8 @@ import {
   roots,
   stampPresenceUser,
   userOrigin,
+  checkTransaction,
+  type Violation,
   type PresenceState,
   type PresenceUser,
   type Role,
@@ -66,6 +68,9 @@ export class WorkspaceSession {
   readonly origin: UserOrigin;
   /** Structural undo (cells added/deleted/moved/re-kinded, title, chat) of this user only. */
   readonly undoManager: Y.UndoManager;
+
+  /** Local changes that broke the document schema (none, unless this page has a bug). */
+  readonly schemaProblems: Violation[] = [];
 
   /** The token's claims as decoded here (the server stamps presence from the verified ones). */
   private readonly claims: TokenClaims | null;
@@ -132,6 +137,15 @@ export class WorkspaceSession {
     });
 
     this.undoManager = createUserUndoManager(this.doc, this.origin);
+    // The browser checks its own writes against the document schema, as the server will: a change
+    // it would refuse (4423) shows up here first, with the place and the rule broken.
+    this.doc.on('afterTransaction', (tr: Y.Transaction) => {
+      if (!tr.local) return;
+      const v = checkTransaction(tr, 'person');
+      if (!v.length) return;
+      this.schemaProblems.push(...v);
+      console.error('Plexus: a change made in this tab breaks the workspace document schema; the server will refuse it', v);
+    });
     this.offlineTimer = setTimeout(() => this.update(true), OFFLINE_READY_MS);
   }
 
