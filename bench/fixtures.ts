@@ -5,7 +5,7 @@
  * updates. Deterministic apart from ids.
  */
 import * as Y from 'yjs';
-import { mulberry32, KERNEL_ORIGIN, cellText, createCell, insertCellText, listCells, serverOrigin, userOrigin } from '@plexus/shared';
+import { mulberry32, KERNEL_ORIGIN, cellText, createCell, finishExec, getCell, insertCellText, listCells, serverOrigin, startExec, userOrigin } from '@plexus/shared';
 
 /** Small deterministic PRNG (mulberry32). */
 export const rng = mulberry32;
@@ -32,15 +32,10 @@ export function fillNotebook(doc: Y.Doc, cells = 1000, lines = 20, markdownEvery
     const markdown = markdownEvery > 0 && i % markdownEvery === 0;
     const id = createCell(doc, { kind: markdown ? 'markdown' : 'code', author: 'bench', source: markdown ? markdownLines(i, lines) : codeLines(i, lines) }, origin);
     if (markdown) continue;
-    // A small output per code cell, as the kernel writes it.
-    doc.transact(() => {
-      const cell = (doc.getMap('cells').get(id) as Y.Map<unknown>)!;
-      const outputs = new Y.Map<unknown>();
-      outputs.set('status', 'ok');
-      outputs.set('executionCount', i);
-      outputs.set('text', `Out[${i}]: Array(${(i * 37) % 500}) [${i}, ${i + 1}, ${i + 2}, …]`);
-      cell.set('outputs', outputs);
-    }, KERNEL_ORIGIN);
+    // A small output per code cell, as the kernel writes it (the run protocol's `exec` record).
+    const cell = getCell(doc, id)!;
+    const run = startExec(doc, cell, { runId: `k_${i}`, requestId: null, trigger: 'run-all', requestedBy: null, count: i, generation: 1, startedAt: 0, sourceHash: '', source: '', defines: [] }, KERNEL_ORIGIN);
+    finishExec(run, { state: 'done', outputs: [{ type: 'text', text: `Out[${i}]: Array(${(i * 37) % 500}) [${i}, ${i + 1}, ${i + 2}, …]` }] }, KERNEL_ORIGIN);
   }
 }
 

@@ -17,6 +17,7 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'viewer-latency', args: ['bench/viewer-latency.ts'], what: 'viewer change (LUT, camera, follow) from one browser to another' },
   { name: 'notebook', args: ['bench/notebook-edit-to-visible.ts'], what: 'notebook: edit a 100-cell JS / SQL chain root in a Node client → last output visible in a browser; 10 edits/s storm' },
   { name: 'server-costs', args: ['bench/server-costs.ts'], what: 'micro-costs of the Plexus hot paths' },
+  { name: 'schema-check', args: ['bench/schema-check.ts'], what: 'document schema enforcement: cost per keystroke / new cell / chat message, and per load' },
   { name: 'volumes', args: ['bench/volume-serving.ts'], what: 'volume chunk serving, Plexus /volumes vs a plain Node static file server; demo dataset generation time' },
   { name: 'agent-stream', args: ['bench/agent-stream.ts'], what: 'agent: model token → visible in another browser, 100 tokens/s, batched vs unbatched' },
   { name: 'agent-typing', args: ['bench/agent-typing.ts', '--seconds=60', '--pause=10'], what: 'agent: five typists in the cell the agent rewrites at ~200 tokens/s; lost/duplicated characters' },
