@@ -1,15 +1,17 @@
 /**
  * The workspace document: one Y.Doc per workspace with these roots. Versioned: `meta.schemaVersion`
  * says which layout a document has and `migrate` brings older documents forward.
+ * Every root, record and key, with its type and who may write it, is declared (and enforced) in
+ * doc-schema/workspace-schema.ts; this table is the overview.
  * Pure module.
  *
  * | root     | type               | content                                                      |
  * |----------|--------------------|--------------------------------------------------------------|
  * | meta     | Y.Map              | schemaVersion, title, created, settings (Y.Map)               |
  * | cells    | Y.Map<id, Y.Map>   | cells keyed by id; order is a fractional key on each cell     |
- * | viewer   | Y.Map              | Neuroglancer state, mapped granularly (viewer issue)          |
+ * | viewer   | Y.Map (+ viewerLayers, viewerViews) | Neuroglancer state, mapped granularly (viewer/) |
  * | chat     | Y.Array<Y.Map>     | messages: id, author, text (Y.Text), created, status          |
- * | runs     | Y.Map<id, Y.Map>   | agent runs (agent issue)                                      |
+ * | runs     | Y.Map<id, Y.Map>   | agent runs (agent/runs.ts)                                    |
  * | data     | Y.Map<name, object>| registry of uploaded tables (notebook/data.ts)                 |
  * | kernel   | Y.Map              | kernel commands and status (notebook/runs.ts)                 |
  */
@@ -44,7 +46,7 @@ export function roots(doc: Y.Doc) {
 
 /** Settings every workspace has; stored in `meta.settings`. */
 export interface WorkspaceSettings {
-  /** Whether the agent edits directly or proposes changes (agent issue). */
+  /** Whether the agent edits directly or proposes changes. */
   agentMode: 'direct' | 'propose';
   /** The Neuroglancer host that exported state links open on. */
   neuroglancerHost: string;
