@@ -13,7 +13,7 @@ import WebSocket from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
 import { loadConfig, type ServerConfig } from '../src/config.ts';
-import { startServer, type PlexusServer } from '../src/app.ts';
+import { startServer, type PlexusServer, type ServerHooks } from '../src/app.ts';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 export const repoRoot = path.resolve(here, '../..');
@@ -28,7 +28,7 @@ export function tmpDataDir(prefix = 'plexus-test-'): string {
  * for (`kernel: true`, see kernel-helpers.ts): it is a peer that writes status into every open
  * document and keeps documents loaded while idle, which suites about storage and protocol do not want.
  */
-export async function startTestServer(overrides: Partial<ServerConfig> = {}): Promise<PlexusServer> {
+export async function startTestServer(overrides: Partial<ServerConfig> = {}, hooks: ServerHooks = {}): Promise<PlexusServer> {
   const config = loadConfig({ PLEXUS_LOG_LEVEL: process.env.PLEXUS_TEST_LOG ?? 'silent' } as NodeJS.ProcessEnv, {
     port: 0,
     host: '127.0.0.1',
@@ -38,7 +38,7 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     kernel: false,
     ...overrides,
   });
-  return startServer(config);
+  return startServer(config, hooks);
 }
 
 /** Polls `fn` until it returns a truthy value (or stops throwing); fails after `timeout` ms. */
