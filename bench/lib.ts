@@ -225,10 +225,18 @@ export interface BenchClient {
   destroy(): void;
 }
 
+/** `ws` with a no-op 'error' listener: destroying a provider whose socket still connects must not throw. */
+class QuietWebSocket extends WebSocket {
+  constructor(...args: ConstructorParameters<typeof WebSocket>) {
+    super(...args);
+    this.on('error', () => {});
+  }
+}
+
 /** A stock @hocuspocus/provider client with `ws` as its WebSocket (one socket per client). */
 export function connectClient(baseUrl: string, name: string, token: string): BenchClient {
   const doc = new Y.Doc();
-  const socket = new HocuspocusProviderWebsocket({ url: baseUrl.replace(/^http/, 'ws') + '/collab', WebSocketPolyfill: WebSocket, maxAttempts: 1 } as never);
+  const socket = new HocuspocusProviderWebsocket({ url: baseUrl.replace(/^http/, 'ws') + '/collab', WebSocketPolyfill: QuietWebSocket, maxAttempts: 1 } as never);
   let resolveSynced!: () => void;
   let rejectSynced!: (e: Error) => void;
   const synced = new Promise<void>((res, rej) => {
