@@ -113,8 +113,9 @@ describe('bad input', () => {
       }
       const c = round % 2 ? await rawYws(server.url, wsId, server.ownerToken) : await rawHocuspocus(server.url, wsId, server.ownerToken);
       c.send(round % 2 ? ywsUpdate(m) : hpUpdate(wsId, m));
-      // Give the server time to process, then probe with a close.
-      const outcome = await Promise.race([c.closed, new Promise<null>((r) => setTimeout(() => r(null), 150))]);
+      // A round trip after it: answered only once the server has processed the update (frames of
+      // one connection are handled in order); a refused update closes the connection instead.
+      const outcome = await Promise.race([c.closed, c.roundTrip().then(() => null)]);
       if (outcome) {
         expect(outcome.code).toBe(4400);
         expect(liveBytes().equals(before)).toBe(true);
