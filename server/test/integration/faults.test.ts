@@ -62,8 +62,18 @@ describe('storage faults', () => {
     expect(res.status).toBe(200);
     await waitFor(() => getTitle(a.doc) === 'After', { message: 'client sees rename' });
     expect(s.persistence.isDirty(id)).toBe(true);
+    // Wait for the unload attempt itself (not a guess at how long it takes): it must be refused.
+    let unloadTries = 0;
+    const realBeforeUnload = s.persistence.beforeUnloadDocument.bind(s.persistence);
+    s.persistence.beforeUnloadDocument = async (p) => {
+      try {
+        return await realBeforeUnload(p);
+      } finally {
+        unloadTries++;
+      }
+    };
     a.destroy();
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => unloadTries > 0, { message: 'an unload attempt' });
     expect(s.hocuspocus.documents.has(id)).toBe(true); // kept in memory: unsaved changes
     failing = false;
     await waitFor(() => getTitle(storedDoc(s, id)) === 'After', { timeout: 10_000, message: 'stored on retry' });
