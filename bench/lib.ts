@@ -93,6 +93,7 @@ export interface ChildServer<K extends ServerKind = 'plexus' | 'bare'> {
   probe(cmd: 'reset'): Promise<void>;
   probe(cmd: 'stats'): Promise<ProbeStats>;
   probe(cmd: 'gc'): Promise<{ gcAvailable: boolean; memory: MemoryFigures }>;
+  probe(cmd: 'snapshot'): Promise<{ file: string }>;
   stop(): Promise<void>;
   /** SIGKILL (for a server whose event loop is blocked and cannot handle SIGTERM). */
   kill(): Promise<void>;

@@ -10,18 +10,52 @@
  * document (`/api/health` `openDocuments` = 0: the kernels have left too). After cycle 1 and at
  * each checkpoint the server runs a full GC and reports RSS and heapUsed; the figure that matters
  * is the ratio after N cycles / after the first.
- * Run: npx tsx bench/soak.ts [--workspaces=8] [--clients=5] [--cycles=1,5,10,20]
+ * Run: npx tsx bench/soak.ts [--workspaces=8] [--clients=5] [--cycles=1,5,10,20] [--snapshots]
+ * (`--snapshots`: a V8 heap snapshot of the server at each checkpoint, then the kinds of heap node
+ * that grew most between the first and the last checkpoint — where to look for a leak; writing a
+ * snapshot inflates the RSS of the following checkpoints, so read RSS from a run without it.)
  * Prints figures; asserts nothing.
  */
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { cellSource, createCell, getCell, insertCellText, readCellRun, readKernelStatus, requestRun, setCellSource, userOrigin } from '@plexus/shared';
-import { connectClient, createWorkspace, fmt, machine, mb, printTable, sleep, spawnServer, until, type BenchClient, type ChildServer, type MemoryFigures } from './lib.ts';
+import { connectClient, createWorkspace, fmt, machine, mb, printTable, repoRoot, sleep, spawnServer, until, type BenchClient, type ChildServer, type MemoryFigures } from './lib.ts';
 
 const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
 const W = Number(arg('workspaces', '8'));
 const C = Number(arg('clients', '5'));
 const checkpoints = arg('cycles', '1,5,10,20').split(',').map(Number).sort((a, b) => a - b);
+const snapshots = process.argv.includes('--snapshots');
 const N = checkpoints[checkpoints.length - 1]!;
+
+/** Counts and self sizes of heap nodes in a V8 heap snapshot: objects by constructor, the rest by kind. */
+function countObjects(file: string): Map<string, { count: number; size: number }> {
+  const snap = JSON.parse(fs.readFileSync(file, 'utf8')) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
+  const f = snap.snapshot.meta.node_fields;
+  const width = f.length;
+  const [iType, iName, iSize] = [f.indexOf('type'), f.indexOf('name'), f.indexOf('self_size')];
+  const types = snap.snapshot.meta.node_types[0];
+  const out = new Map<string, { count: number; size: number }>();
+  for (let i = 0; i < snap.nodes.length; i += width) {
+    const type = types[snap.nodes[i + iType]!]!;
+    // Objects by constructor; everything else (code, strings, hidden V8 metadata) by kind only.
+    const key = type === 'object' || type === 'closure' ? `${type}:${snap.strings[snap.nodes[i + iName]!]}` : type;
+    const e = out.get(key) ?? { count: 0, size: 0 };
+    e.count++;
+    e.size += snap.nodes[i + iSize]!;
+    out.set(key, e);
+  }
+  return out;
+}
+
+function growth(firstFile: string, lastFile: string): void {
+  const a = countObjects(firstFile);
+  const b = countObjects(lastFile);
+  const rows = [...b].map(([k, v]) => ({ k, dc: v.count - (a.get(k)?.count ?? 0), ds: v.size - (a.get(k)?.size ?? 0), n: v.count })).sort((x, y) => y.ds - x.ds).slice(0, 15);
+  console.log(`\nheap objects that grew most between the first and the last checkpoint (${path.basename(firstFile)} → ${path.basename(lastFile)}):`);
+  printTable(['kind:constructor', 'count now', 'count Δ', 'self size Δ KiB'], rows.map((r) => [r.k.slice(0, 60), r.n, r.dc, (r.ds / 1024).toFixed(1)]));
+}
 
 async function openDocuments(server: ChildServer): Promise<number> {
   const r = await fetch(`${server.url}/api/health`);
@@ -87,6 +121,7 @@ async function main(): Promise<void> {
       c.destroy();
       workspaces.push({ ws, cells: { notes, code } });
     }
+    const files: string[] = [];
     const points: Array<{ cycle: number; mem: MemoryFigures; ms: number }> = [];
     for (let cycle = 1; cycle <= N; cycle++) {
       const t0 = Date.now();
@@ -96,6 +131,7 @@ async function main(): Promise<void> {
       if (checkpoints.includes(cycle)) {
         const mem = await gc();
         points.push({ cycle, mem, ms });
+        if (snapshots) files.push((await server.probe('snapshot')).file);
         console.log(`cycle ${cycle}: RSS ${mb(mem.rss)} MiB, heapUsed ${mb(mem.heapUsed)} MiB, external ${mb(mem.external)} MiB (cycle took ${ms} ms)`);
       }
     }
@@ -108,6 +144,8 @@ async function main(): Promise<void> {
         p.cycle > 1 ? ((p.mem.heapUsed - first.mem.heapUsed) / (p.cycle - 1) / 1024).toFixed(1) : '—',
       ]),
     );
+    if (files.length > 1) growth(path.join(repoRoot, files[0]!), path.join(repoRoot, files[files.length - 1]!));
+    for (const file of files) fs.rmSync(path.join(repoRoot, file), { force: true });
     console.log(`\nload average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
     await server.stop();
