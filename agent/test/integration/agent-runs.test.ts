@@ -9,9 +9,9 @@ import * as Y from 'yjs';
 import {
   cellSource, getCell, getRun, listCells, listMessages, readCellRun, requestRunStop, requestRunUndo, insertCellText, userOrigin,
 } from '@plexus/shared';
-import { client, addCell } from '../../../server/test/kernel-helpers.ts';
-import { waitFor } from '../../../server/test/helpers.ts';
-import { alice, aliceOrigin, ask, agentSuite, waitRunEnd, type AgentUnderTest } from '../harness.ts';
+import { client, addCell } from '@plexus/testkit/kernel';
+import { waitFor } from '@plexus/testkit';
+import { alice, aliceOrigin, ask, agentSuite, waitRunEnd, type AgentUnderTest } from '@plexus/testkit/agent';
 
 const suite = agentSuite();
 const ctx = suite.ctx;

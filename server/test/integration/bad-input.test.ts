@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { createCell, setCellSource, userOrigin, listCells, mulberry32, type CellId } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
-import { api, hocuspocusClient, startTestServer, waitFor, type HpClient } from '../helpers.ts';
-import { hpUpdate, rawHocuspocus, rawYws, ywsUpdate, type RawClient } from '../raw-clients.ts';
+import { api, hocuspocusClient, startTestServer, waitFor, type HpClient, hpUpdate, rawHocuspocus, rawYws, ywsUpdate, type RawClient } from '@plexus/testkit';
 
 const MAX = 64 * 1024;
 let server: PlexusServer;

@@ -9,7 +9,7 @@ import * as Y from 'yjs';
 import { createCell, listCells, cellSource, userOrigin, getTitle } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from '../../src/demo.ts';
-import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, tmpDataDir, type HpClient } from '../helpers.ts';
+import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, tmpDir, type HpClient } from '@plexus/testkit';
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -114,7 +114,7 @@ describe('storage faults', () => {
 
 describe('document epochs (no duplication after the server lost its state)', () => {
   it('a client holding state of an earlier copy is refused with stale-local-state; without the check content would duplicate', async () => {
-    const dataDir = tmpDataDir();
+    const dataDir = tmpDir();
     let s = await startTestServer({ dataDir, seedDemo: true });
     const info = await api(s.url, s.ownerToken, 'GET', `/api/workspaces/${DEMO_WORKSPACE_ID}`);
     const epoch1 = info.json.workspace.epoch;

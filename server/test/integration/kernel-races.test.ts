@@ -24,9 +24,8 @@ import {
   cellSource, deleteCell, getCell, insertCellText, listCells, moveCell, readCellRun, requestRun, setCellSource,
   sourceHash, userOrigin,
 } from '@plexus/shared';
-import { hocuspocusClient, storedDoc, waitFor } from '../helpers.ts';
-import { gateCall, gateCallExpr, hasAllOf } from '../gates.ts';
-import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, kernelIdle, kernelOf, newWorkspace, kernelSuite, shown, waitRun } from '../kernel-helpers.ts';
+import { hocuspocusClient, storedDoc, waitFor, gateCall, gateCallExpr, hasAllOf } from '@plexus/testkit';
+import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, kernelIdle, kernelOf, newWorkspace, kernelSuite, shown, waitRun } from '@plexus/testkit/kernel';
 
 const ctx = kernelSuite();
 afterEach(() => ctx.gates.openAll());

@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readCellRun, readKernelStatus, requestRun, type CellRunView } from '@plexus/shared';
-import { api, waitFor } from '../helpers.ts';
-import { addCell, alice, aliceOrigin, client, kernelSuite, newWorkspace, shown, waitRun } from '../kernel-helpers.ts';
+import { api, waitFor } from '@plexus/testkit';
+import { addCell, alice, aliceOrigin, client, kernelSuite, newWorkspace, shown, waitRun } from '@plexus/testkit/kernel';
 
 process.env.PLEXUS_TEST_SENTINEL = 'sentinel-secret-value';
 const ctx = kernelSuite();

@@ -12,8 +12,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { getTable, listTables, requestRun } from '@plexus/shared';
-import { api, tmpDataDir, waitFor } from '../helpers.ts';
-import { addCell, alice, aliceOrigin, client, kernelSuite, newWorkspace, waitRun } from '../kernel-helpers.ts';
+import { api, tmpDir, waitFor } from '@plexus/testkit';
+import { addCell, alice, aliceOrigin, client, kernelSuite, newWorkspace, waitRun } from '@plexus/testkit/kernel';
 
 const MAX = 2 * 1024 * 1024;
 const ctx = kernelSuite({ uploadMaxBytes: MAX });
@@ -28,11 +28,11 @@ async function upload(ws: string, name: string, body: Buffer, token = ctx.server
 }
 
 const tablesDir = (ws: string) => ctx.server.kernels!.tablesDir(ws);
-const tmpDir = (ws: string) => path.join(ctx.server.kernels!.workspaceDir(ws), 'uploads-tmp');
-const leftovers = (ws: string) => [...(fs.existsSync(tablesDir(ws)) ? fs.readdirSync(tablesDir(ws)) : []), ...(fs.existsSync(tmpDir(ws)) ? fs.readdirSync(tmpDir(ws)) : [])];
+const uploadsTmp = (ws: string) => path.join(ctx.server.kernels!.workspaceDir(ws), 'uploads-tmp');
+const leftovers = (ws: string) => [...(fs.existsSync(tablesDir(ws)) ? fs.readdirSync(tablesDir(ws)) : []), ...(fs.existsSync(uploadsTmp(ws)) ? fs.readdirSync(uploadsTmp(ws)) : [])];
 
 async function parquet(rows: number): Promise<Buffer> {
-  const file = path.join(tmpDataDir('plexus-pq-'), 'x.parquet');
+  const file = path.join(tmpDir('plexus-pq-'), 'x.parquet');
   const inst = await DuckDBInstance.create(':memory:');
   const c = await inst.connect();
   await c.run(`COPY (SELECT range AS id, range % 7 AS grp, random() AS val FROM range(${rows})) TO '${file}' (FORMAT parquet)`);

@@ -6,14 +6,14 @@
 import { afterEach } from 'vitest';
 import type * as Y from 'yjs';
 import { getRun, postMessage, requestAgentRun, setSetting, userOrigin, type RunView } from '@plexus/shared';
-import { client, kernelSuite, newWorkspace } from '../../server/test/kernel-helpers.ts';
-import type { PlexusServer } from '../../server/src/app.ts';
-import { waitFor } from '../../server/test/helpers.ts';
-import { loadAgentConfig, type AgentConfig } from '../src/config.ts';
-import { Model } from '../src/llm/model.ts';
-import { WorkspacePeer } from '../src/peer/workspace-peer.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../src/scripted-llm/server.ts';
-import type { Scenario } from '../src/scripted-llm/scenario.ts';
+import { client, kernelSuite, newWorkspace } from './kernel.ts';
+import type { PlexusServer } from '@plexus/server/app';
+import { waitFor } from './wait.ts';
+import { loadAgentConfig, type AgentConfig } from '../../agent/src/config.ts';
+import { Model } from '../../agent/src/llm/model.ts';
+import { WorkspacePeer } from '../../agent/src/peer/workspace-peer.ts';
+import { startScriptedLlm, type ScriptedLlm } from '../../agent/src/scripted-llm/server.ts';
+import type { Scenario } from '../../agent/src/scripted-llm/scenario.ts';
 
 export const alice = { id: 'alice', name: 'Alice' };
 export const aliceOrigin = userOrigin('alice', 'Alice');

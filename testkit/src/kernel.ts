@@ -5,11 +5,12 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import type * as Y from 'yjs';
 import { createCell, readCellRun, readKernelStatus, userOrigin, type CellKind, type CellRunView, type UserOrigin } from '@plexus/shared';
-import type { ServerConfig } from '../src/config.ts';
-import type { PlexusServer, ServerHooks } from '../src/app.ts';
-import type { WorkspaceKernel } from '../src/kernel/workspace-kernel.ts';
+import type { ServerConfig } from '@plexus/server/config';
+import type { PlexusServer, ServerHooks } from '@plexus/server/app';
+import type { WorkspaceKernel } from '@plexus/server/kernel/workspace-kernel';
 import { Gates } from './gates.ts';
-import { api, hocuspocusClient, startTestServer, waitFor, type HpClient } from './helpers.ts';
+import { api, hocuspocusClient, startTestServer, type HpClient } from './plexus.ts';
+import { waitFor } from './wait.ts';
 
 /** A server whose kernels use short limits suited to tests. */
 export function startKernelServer(overrides: Partial<ServerConfig> = {}, hooks: ServerHooks = {}): Promise<PlexusServer> {
