@@ -132,16 +132,12 @@ describe('uploads', () => {
     const ws = await newWorkspace(ctx.server);
     await client(ctx.server, ws, ctx.clients);
     const u = new URL(`${ctx.server.url}/api/workspaces/${ws}/uploads?name=half.csv`);
-    await new Promise<void>((resolve) => {
-      const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST', headers: { authorization: `Bearer ${ctx.server.ownerToken}`, 'content-length': 1_000_000 } });
-      req.on('error', () => resolve());
-      req.write('a,b\n' + '1,2\n'.repeat(10_000));
-      setTimeout(() => {
-        req.destroy();
-        resolve();
-      }, 200);
-    });
-    await new Promise((r) => setTimeout(r, 300));
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST', headers: { authorization: `Bearer ${ctx.server.ownerToken}`, 'content-length': 1_000_000 } });
+    req.on('error', () => {});
+    req.write('a,b\n' + '1,2\n'.repeat(10_000));
+    // Cut it off once the server is storing it (its temporary file exists), not after a guessed delay.
+    await waitFor(() => fs.existsSync(uploadsTmp(ws)) && fs.readdirSync(uploadsTmp(ws)).length > 0, { message: 'upload under way' });
+    req.destroy();
     await waitFor(() => leftovers(ws).length === 0, { message: 'no leftovers' });
     const share = await api(ctx.server.url, ctx.server.ownerToken, 'POST', `/api/workspaces/${ws}/share`, { role: 'viewer' });
     const r = await upload(ws, 'v.csv', Buffer.from('a\n1\n'), share.json.token);
