@@ -11,7 +11,7 @@
 import { chromium } from '@playwright/test';
 import * as Y from 'yjs';
 import { createCell, userOrigin } from '@plexus/shared';
-import { api, hocuspocusClient, startChildServer, tmpDataDir, waitFor } from '../server/test/helpers.ts';
+import { api, hocuspocusClient, startChildServer, tmpDir, waitFor } from '@plexus/testkit';
 
 const RUNS = Number(process.argv[2] ?? 5);
 const CELLS = 1000;
@@ -22,7 +22,7 @@ const pct = (xs: number[], p: number) => {
 };
 
 async function main() {
-  const server = await startChildServer(tmpDataDir('plexus-bench-browser-'), { PLEXUS_CLIENT_DIR: new URL('../client/dist', import.meta.url).pathname });
+  const server = await startChildServer(tmpDir('plexus-bench-browser-'), { PLEXUS_CLIENT_DIR: new URL('../client/dist', import.meta.url).pathname });
   try {
     const ws = (await api(server.url, server.ownerToken, 'POST', '/api/workspaces', { name: 'Browser load' })).json.workspace.id as string;
     const c = hocuspocusClient(server.url, ws, server.ownerToken);

@@ -8,11 +8,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
-import WebSocket from 'ws';
 import * as Y from 'yjs';
 
+import WebSocket from 'ws';
+import { repoRoot, tmpDir } from '@plexus/testkit/dirs';
+import { QuietWebSocket } from '@plexus/testkit/quiet-ws';
+import { sleep, until } from '@plexus/testkit/wait';
+
+// The generic plumbing lives in @plexus/testkit; re-exported for the benchmarks that import it here.
+export { repoRoot, sleep, tmpDir, until };
+
 const here = path.dirname(new URL(import.meta.url).pathname);
-export const repoRoot = path.resolve(here, '..');
 export const BENCH_SECRET = 'bench-secret-0123456789abcdef0123';
 
 // ---------------------------------------------------------------------------------------------
@@ -44,7 +50,6 @@ export function summarize(values: ArrayLike<number>): Summary {
 export const median = (xs: number[]): number => pct(Float64Array.from(xs).sort(), 50);
 export const fmt = (v: number, digits = 2): string => (Number.isFinite(v) ? v.toFixed(digits) : '—');
 export const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Prints an aligned text table. */
 export function printTable(headers: string[], rows: Array<Array<string | number>>): void {
@@ -56,9 +61,6 @@ export function printTable(headers: string[], rows: Array<Array<string | number>
   for (const r of cells.slice(1)) console.log(line(r));
 }
 
-export function tmpDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
 
 // ---------------------------------------------------------------------------------------------
 // servers in child processes
@@ -93,6 +95,7 @@ export interface ChildServer<K extends ServerKind = 'plexus' | 'bare'> {
   probe(cmd: 'reset'): Promise<void>;
   probe(cmd: 'stats'): Promise<ProbeStats>;
   probe(cmd: 'gc'): Promise<{ gcAvailable: boolean; memory: MemoryFigures }>;
+  probe(cmd: 'snapshot'): Promise<{ file: string }>;
   stop(): Promise<void>;
   /** SIGKILL (for a server whose event loop is blocked and cannot handle SIGTERM). */
   kill(): Promise<void>;
@@ -228,7 +231,7 @@ export interface BenchClient {
 /** A stock @hocuspocus/provider client with `ws` as its WebSocket (one socket per client). */
 export function connectClient(baseUrl: string, name: string, token: string): BenchClient {
   const doc = new Y.Doc();
-  const socket = new HocuspocusProviderWebsocket({ url: baseUrl.replace(/^http/, 'ws') + '/collab', WebSocketPolyfill: WebSocket, maxAttempts: 1 } as never);
+  const socket = new HocuspocusProviderWebsocket({ url: baseUrl.replace(/^http/, 'ws') + '/collab', WebSocketPolyfill: QuietWebSocket, maxAttempts: 1 } as never);
   let resolveSynced!: () => void;
   let rejectSynced!: (e: Error) => void;
   const synced = new Promise<void>((res, rej) => {
@@ -273,15 +276,6 @@ export async function connectMany(baseUrl: string, name: string, token: string, 
     ]).finally(() => clearTimeout(timer));
   }
   return out;
-}
-
-/** Resolves when `pred` holds, polling every `interval` ms; rejects after `timeout` ms. */
-export async function until(pred: () => boolean, timeout = 10_000, interval = 5, what = 'condition'): Promise<void> {
-  const end = Date.now() + timeout;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(interval);
-  }
 }
 
 /** Machine description for the printed header. */

@@ -5,13 +5,15 @@
  *   { cmd: 'reset' }  -> starts a new window for event-loop delay, utilisation and CPU
  *   { cmd: 'stats' }  -> the window's figures plus current memory
  *   { cmd: 'gc' }     -> runs a full GC (needs --expose-gc), then replies with memory
+ *   { cmd: 'snapshot' } -> writes a V8 heap snapshot into the working directory, replies with its path
  * Replies carry the request's `id`. Effects: process-wide (IPC listener, histogram timer).
  */
+import v8 from 'node:v8';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 
 interface Request {
   id: number;
-  cmd: 'reset' | 'stats' | 'gc';
+  cmd: 'reset' | 'stats' | 'gc' | 'snapshot';
 }
 
 if (process.send) {
@@ -58,6 +60,9 @@ if (process.send) {
         });
         break;
       }
+      case 'snapshot':
+        reply({ file: v8.writeHeapSnapshot() });
+        break;
       case 'gc': {
         const gc = (globalThis as { gc?: () => void }).gc;
         if (gc) for (let i = 0; i < 3; i++) gc();

@@ -14,6 +14,7 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'saturation-light', args: ['bench/keystroke-latency.ts', '--light', '--counts=100,200,400', '--rounds=2', '--keystrokes=150', '--label=saturation-light'], what: 'keystroke latency, 100/200/400 light receivers (server fan-out)' },
   { name: 'cold-load', args: ['bench/cold-load.ts'], what: 'cold load of a 1,000-cell workspace, with 1k/10k/100k log entries' },
   { name: 'memory', args: ['bench/memory.ts'], what: 'server memory per open idle 1,000-cell workspace' },
+  { name: 'soak', args: ['bench/soak.ts', '--workspaces=8', '--clients=5', '--cycles=1,10,30'], what: 'server memory (RSS, heap after GC) after 1 vs N open/close cycles of 8 workspaces x 5 clients, kernel on' },
   { name: 'viewer-latency', args: ['bench/viewer-latency.ts'], what: 'viewer change (LUT, camera, follow) from one browser to another' },
   { name: 'notebook', args: ['bench/notebook-edit-to-visible.ts'], what: 'notebook: edit a 100-cell JS / SQL chain root in a Node client → last output visible in a browser; 10 edits/s storm' },
   { name: 'server-costs', args: ['bench/server-costs.ts'], what: 'micro-costs of the Plexus hot paths' },

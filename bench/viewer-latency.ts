@@ -12,7 +12,7 @@
  */
 import { chromium, type Page } from '@playwright/test';
 import { userOrigin, replaceViewerState } from '@plexus/shared';
-import { api, hocuspocusClient, startChildServer, tmpDataDir, waitFor } from '../server/test/helpers.ts';
+import { api, hocuspocusClient, startChildServer, tmpDir, waitFor } from '@plexus/testkit';
 import { demoViewerState } from '../server/src/demo-viewer.ts';
 import { demoDatasetDir, writeDemoDatasetAtomically } from '../server/src/volumes/demo/ensure-demo.ts';
 import { fmt, machine, printTable, sleep, summarize } from './lib.ts';
@@ -23,7 +23,7 @@ const QUIET_MS = 120;
 type Kind = 'lut' | 'camera' | 'follow';
 
 async function main() {
-  const dataDir = tmpDataDir('plexus-bench-viewer-');
+  const dataDir = tmpDir('plexus-bench-viewer-');
   await writeDemoDatasetAtomically(demoDatasetDir(dataDir), { params: { frames: 60 } });
   const server = await startChildServer(dataDir, { PLEXUS_CLIENT_DIR: new URL('../client/dist', import.meta.url).pathname });
   const browser = await chromium.launch({

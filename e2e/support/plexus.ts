@@ -8,6 +8,7 @@ import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/pro
 import WebSocket from 'ws';
 import * as Y from 'yjs';
 import { createCell, listCells, listMessages, getTitle, userOrigin, type CellKind } from '@plexus/shared';
+import { until as kitUntil } from '@plexus/testkit/wait';
 import { readState } from './server.ts';
 
 export { expect };
@@ -155,14 +156,8 @@ export class Plexus {
   }
 }
 
-/** Polls `fn` until it returns true (or throws), failing after `timeout` ms. */
-export async function until(fn: () => boolean, what: string, timeout = 15_000): Promise<void> {
-  const end = Date.now() + timeout;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Polls `fn` until it returns true (or throws), failing after `timeout` ms (the test kit's `until`, e2e's argument order). */
+export const until = (fn: () => boolean, what: string, timeout = 15_000): Promise<void> => kitUntil(fn, timeout, 20, what);
 
 // ---------------------------------------------------------------------------------------------
 // Browser side

@@ -11,9 +11,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { repoRoot } from '@plexus/testkit/dirs';
+import { sleep } from '@plexus/testkit/wait';
+
+export const REPO_ROOT = repoRoot;
 /** Fixed secret: owner and share tokens signed by one server process stay valid after a restart. */
 export const E2E_SECRET = 'plexus-e2e-secret-0123456789abcdef';
 export const DEFAULT_PORT = 4477;
@@ -30,7 +32,6 @@ export interface ServerState {
   starts: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function isAlive(pid: number): boolean {
   try {

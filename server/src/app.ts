@@ -36,6 +36,7 @@ import { staticFiles } from './http/static-files.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from './demo.ts';
 import { addDemoRois } from './demo-viewer.ts';
 import { KernelManager } from './kernel/manager.ts';
+import type { VolumeSampler } from './kernel/js-runtime.ts';
 import { writeAgentToken } from './auth/agent-token.ts';
 import { occupiedWorkspaces } from './collab/people.ts';
 
@@ -92,8 +93,17 @@ function warmUp(): void {
   copy.destroy();
 }
 
+/** In-process seams for tests and benchmarks (never set by `main.ts`). */
+export interface ServerHooks {
+  /**
+   * Wraps the volume sampler cells call (`volumes.histogram/trace`): tests use it to hold a cell at
+   * a known point until they release it (see the test kit's `Gates`), instead of sleeping.
+   */
+  wrapSample?: (sample: VolumeSampler) => VolumeSampler;
+}
+
 /** Starts a server; resolves once it listens. */
-export async function startServer(config: ServerConfig): Promise<PlexusServer> {
+export async function startServer(config: ServerConfig, hooks: ServerHooks = {}): Promise<PlexusServer> {
   const log = createLogger(config.logLevel, { svc: 'plexus' });
   fs.mkdirSync(config.dataDir, { recursive: true });
   const secret = config.secret ? Buffer.from(config.secret, 'utf8') : loadOrCreateSecret(config.dataDir);
@@ -109,7 +119,8 @@ export async function startServer(config: ServerConfig): Promise<PlexusServer> {
         idleMs: config.kernelIdleMs,
         limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
         // Cells sample the served volumes through the server (they cannot read files themselves).
-        sample: (op, dataset, layer, params) => sampleVolume({ volumes, maxSampleVoxels: config.maxSampleVoxels }, dataset, layer, op, (n) => params[n] ?? null),
+        sample: (hooks.wrapSample ?? ((f: VolumeSampler) => f))((op, dataset, layer, params) =>
+          sampleVolume({ volumes, maxSampleVoxels: config.maxSampleVoxels }, dataset, layer, op, (n) => params[n] ?? null)),
       })
     : null;
   const hocuspocus = new Hocuspocus({

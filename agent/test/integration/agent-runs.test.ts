@@ -9,9 +9,9 @@ import * as Y from 'yjs';
 import {
   cellSource, getCell, getRun, listCells, listMessages, readCellRun, requestRunStop, requestRunUndo, insertCellText, userOrigin,
 } from '@plexus/shared';
-import { client, addCell } from '../../../server/test/kernel-helpers.ts';
-import { waitFor } from '../../../server/test/helpers.ts';
-import { alice, aliceOrigin, ask, agentSuite, waitRunEnd, type AgentUnderTest } from '../harness.ts';
+import { client, addCell } from '@plexus/testkit/kernel';
+import { waitFor } from '@plexus/testkit';
+import { alice, aliceOrigin, ask, agentSuite, waitRunEnd, type AgentUnderTest } from '@plexus/testkit/agent';
 
 const suite = agentSuite();
 const ctx = suite.ctx;
@@ -177,11 +177,26 @@ describe('agent runs', () => {
   it('two people asking at once get two runs, each answered in its own thread', async () => {
     const { ws, a } = await workspace();
     const b = await client(ctx.server, ws, ctx.clients);
+    // Each run's model request waits until both runs have asked the model: both are then in flight
+    // at once, whatever the machine's load (without this, one short answer could end first).
+    const asked = new Set<string>();
+    let bothAsked!: () => void;
+    const both = new Promise<void>((r) => (bothAsked = r));
+    const lastUser = (body: string) => JSON.stringify((JSON.parse(body) as { messages: Array<{ role: string }> }).messages.filter((m) => m.role === 'user').at(-1) ?? '');
     agent = await suite.start(ws, {
       turns: [
         { match: { lastUserContains: 'mean' }, text: 'The mean is 2.', chunkSize: 2, delayMs: 10 },
         { match: { lastUserContains: 'max' }, text: 'The max is 3.', chunkSize: 2, delayMs: 10 },
       ],
+    }, {}, {
+      holdModelRequest: async (body) => {
+        const last = lastUser(body);
+        const which = last.includes('mean') ? 'mean' : last.includes('max') ? 'max' : null;
+        if (!which) return;
+        asked.add(which);
+        if (asked.size === 2) bothAsked();
+        await both;
+      },
     });
     const bob = { id: 'bob', name: 'Bob' };
     const r1 = ask(a.doc, 'what is the mean?');
@@ -195,7 +210,8 @@ describe('agent runs', () => {
     expect(reply(two).text).toBe('The max is 3.');
     expect(reply(one).replyTo).toBe(one.request.messageId);
     expect(reply(two).replyTo).toBe(two.request.messageId);
-    // They ran at the same time (each started before the other ended).
+    // They ran at the same time (each started before the other ended): both asked the model before either answered.
+    expect([...asked].sort()).toEqual(['max', 'mean']);
     expect(one.startedAt!).toBeLessThan(two.endedAt!);
     expect(two.startedAt!).toBeLessThan(one.endedAt!);
   });

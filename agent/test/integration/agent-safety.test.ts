@@ -12,9 +12,9 @@ import {
   acceptProposal, cellSource, createUserUndoManager, dismissProposal, getCell, getRun, layerNames, listCells, listMessages,
   listTables, postMessage, proposalOf, readLayer, replaceViewerState, type ProposalView,
 } from '@plexus/shared';
-import { addCell } from '../../../server/test/kernel-helpers.ts';
-import { waitFor } from '../../../server/test/helpers.ts';
-import { aliceOrigin, ask, agentSuite, waitRunEnd, type AgentUnderTest } from '../harness.ts';
+import { addCell } from '@plexus/testkit/kernel';
+import { waitFor } from '@plexus/testkit';
+import { aliceOrigin, ask, agentSuite, waitRunEnd, type AgentUnderTest } from '@plexus/testkit/agent';
 
 const suite = agentSuite();
 const ctx = suite.ctx;

@@ -5,12 +5,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { getRun, listMessages } from '@plexus/shared';
 import { TokenSigner } from '../../../server/src/auth/tokens.ts';
-import { api, hocuspocusClient, startChildServer, tmpDataDir, waitFor, type ChildServer, type HpClient } from '../../../server/test/helpers.ts';
+import { api, hocuspocusClient, startChildServer, tmpDir, waitFor, type ChildServer, type HpClient } from '@plexus/testkit';
+import { ask, waitRunEnd } from '@plexus/testkit/agent';
 import { loadAgentConfig } from '../../src/config.ts';
 import { Model } from '../../src/llm/model.ts';
 import { WorkspacePeer } from '../../src/peer/workspace-peer.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/scripted-llm/server.ts';
-import { ask, waitRunEnd } from '../harness.ts';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -19,7 +19,7 @@ afterEach(async () => {
 
 describe('agent and server restarts', () => {
   it('a run streaming while the server is killed and restarted finishes, and the server has the whole answer', async () => {
-    const dataDir = tmpDataDir();
+    const dataDir = tmpDir();
     let server: ChildServer = await startChildServer(dataDir);
     const port = server.port;
     cleanups.push(() => server.kill());

@@ -72,6 +72,18 @@ interface Running {
   cancelled: string | null;
 }
 
+/**
+ * `ws` that never throws an unhandled 'error': closing a socket that is still connecting (a stop
+ * while the provider reconnects) emits one after the provider has removed its own listeners, and
+ * an 'error' event without a listener would take the whole server down.
+ */
+class QuietWebSocket extends WebSocket {
+  constructor(...args: ConstructorParameters<typeof WebSocket>) {
+    super(...args);
+    this.on('error', () => {});
+  }
+}
+
 const STREAM_FLUSH_MS = 100;
 const START_WRITE_DELAY_MS = 15;
 const STATUS_FLUSH_MS = 40;
@@ -140,7 +152,7 @@ export class WorkspaceKernel {
   /** Connects to the document and starts serving requests. */
   async start(): Promise<void> {
     const wsUrl = this.opts.serverUrl.replace(/^http/, 'ws') + '/collab';
-    this.socket = new HocuspocusProviderWebsocket({ url: wsUrl, WebSocketPolyfill: WebSocket, delay: 100, minDelay: 100, maxDelay: 2000 } as never);
+    this.socket = new HocuspocusProviderWebsocket({ url: wsUrl, WebSocketPolyfill: QuietWebSocket, delay: 100, minDelay: 100, maxDelay: 2000 } as never);
     let synced!: () => void;
     const ready = new Promise<void>((r) => (synced = r));
     this.provider = new HocuspocusProvider({

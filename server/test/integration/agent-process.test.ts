@@ -7,8 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentEnv, superviseAgent } from '../../../scripts/agent-process.mjs';
-import { waitFor } from '../helpers.ts';
-import { tempDirs } from '../temp-dirs.ts';
+import { waitFor, tempDirs } from '@plexus/testkit';
 
 const dirs = tempDirs('plexus-agent-process-');
 afterAll(() => dirs.cleanup());

@@ -12,8 +12,8 @@ import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { getTitle } from '@plexus/shared';
-import { api, hocuspocusClient, tmpDataDir, waitFor, type HpClient } from '../helpers.ts';
-import { client, kernelSuite, newWorkspace, startKernelServer } from '../kernel-helpers.ts';
+import { api, hocuspocusClient, tmpDir, waitFor, type HpClient } from '@plexus/testkit';
+import { client, kernelSuite, newWorkspace, startKernelServer } from '@plexus/testkit/kernel';
 
 const ctx = kernelSuite({ dataQueryTimeoutMs: 1500 });
 
@@ -71,7 +71,7 @@ describe('read-only data queries', () => {
 
   it('refuses every statement but one SELECT, and file or URL access; the table file is untouched and nothing is written', async () => {
     const before = sha(tableFile);
-    const out = tmpDataDir('plexus-query-out-');
+    const out = tmpDir('plexus-query-out-');
     let hits = 0;
     const web = http.createServer((_req, res) => {
       hits++;

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCell, listCells, cellSource, userOrigin, getTitle } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
-import { api, hocuspocusClient, startTestServer, waitFor, ywsClient } from '../helpers.ts';
+import { api, hocuspocusClient, startTestServer, waitFor, ywsClient } from '@plexus/testkit';
 
 let s: PlexusServer;
 beforeAll(async () => {

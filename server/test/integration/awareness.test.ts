@@ -9,8 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as encoding from 'lib0/encoding';
 import { presenceId, type PresenceUser } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
-import { api, hocuspocusClient, startTestServer, waitFor, ywsClient } from '../helpers.ts';
-import { hpFrame, rawHocuspocus, rawYws } from '../raw-clients.ts';
+import { api, hocuspocusClient, startTestServer, waitFor, ywsClient, hpFrame, rawHocuspocus, rawYws } from '@plexus/testkit';
 
 let s: PlexusServer;
 let ws: string;

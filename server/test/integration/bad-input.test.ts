@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { checkDocument, createCell, setCellSource, userOrigin, listCells, mulberry32, type CellId } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
-import { api, hocuspocusClient, startTestServer, waitFor, type HpClient } from '../helpers.ts';
-import { hpUpdate, rawHocuspocus, rawYws, ywsUpdate, type RawClient } from '../raw-clients.ts';
+import { api, hocuspocusClient, startTestServer, waitFor, type HpClient, hpUpdate, rawHocuspocus, rawYws, ywsUpdate, type RawClient } from '@plexus/testkit';
 
 const MAX = 64 * 1024;
 let server: PlexusServer;
@@ -113,8 +112,9 @@ describe('bad input', () => {
       }
       const c = round % 2 ? await rawYws(server.url, wsId, server.ownerToken) : await rawHocuspocus(server.url, wsId, server.ownerToken);
       c.send(round % 2 ? ywsUpdate(m) : hpUpdate(wsId, m));
-      // Give the server time to process, then probe with a close.
-      const outcome = await Promise.race([c.closed, new Promise<null>((r) => setTimeout(() => r(null), 150))]);
+      // A round trip after it: answered only once the server has processed the update (frames of
+      // one connection are handled in order); a refused update closes the connection instead.
+      const outcome = await Promise.race([c.closed, c.roundTrip().then(() => null)]);
       if (outcome) {
         expect([4400, 4423]).toContain(outcome.code); // malformed, or well-formed but breaking the document schema
         expect(liveBytes().equals(before)).toBe(true);

@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCell, getCell, cellSource, insertCellText, userOrigin, listCells, mulberry32, type CellId } from '@plexus/shared';
-import { api, hocuspocusClient, startChildServer, tmpDataDir, waitFor, type ChildServer, type HpClient } from '../helpers.ts';
+import { api, hocuspocusClient, startChildServer, tmpDir, waitFor, type ChildServer, type HpClient } from '@plexus/testkit';
 
 const ROUNDS = Number(process.env.PLEXUS_DURABILITY_ROUNDS ?? 12);
 const CLIENTS = 3;
@@ -22,7 +22,7 @@ const countOf = (text: string, marker: string) => text.split(marker).length - 1;
 
 describe('durability under SIGKILL', () => {
   it(`finds every acknowledged edit exactly once after ${ROUNDS} random kills`, async () => {
-    const dataDir = tmpDataDir('plexus-durability-');
+    const dataDir = tmpDir('plexus-durability-');
     const rand = mulberry32(20261122);
     server = await startChildServer(dataDir, { PLEXUS_COMPACT_EVERY: '60', PLEXUS_COMPACT_IDLE_MS: '500' });
     const ws = (await api(server.url, server.ownerToken, 'POST', '/api/workspaces', { name: 'Durability' })).json.workspace.id as string;
@@ -90,7 +90,7 @@ describe('durability under SIGKILL', () => {
   }, 240_000);
 
   it('SIGTERM flushes: the log is folded into a snapshot and everything is there after restart', async () => {
-    const dataDir = tmpDataDir('plexus-sigterm-');
+    const dataDir = tmpDir('plexus-sigterm-');
     let s = await startChildServer(dataDir, { PLEXUS_COMPACT_EVERY: '100000', PLEXUS_COMPACT_IDLE_MS: '600000' });
     const ws = (await api(s.url, s.ownerToken, 'POST', '/api/workspaces', { name: 'Flush' })).json.workspace.id as string;
     const c = hocuspocusClient(s.url, ws, s.ownerToken);

@@ -9,7 +9,7 @@ import * as Y from 'yjs';
 import { createCell, listCells, cellSource, userOrigin, getTitle } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from '../../src/demo.ts';
-import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, tmpDataDir, type HpClient } from '../helpers.ts';
+import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, tmpDir, type HpClient } from '@plexus/testkit';
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -62,8 +62,18 @@ describe('storage faults', () => {
     expect(res.status).toBe(200);
     await waitFor(() => getTitle(a.doc) === 'After', { message: 'client sees rename' });
     expect(s.persistence.isDirty(id)).toBe(true);
+    // Wait for the unload attempt itself (not a guess at how long it takes): it must be refused.
+    let unloadTries = 0;
+    const realBeforeUnload = s.persistence.beforeUnloadDocument.bind(s.persistence);
+    s.persistence.beforeUnloadDocument = async (p) => {
+      try {
+        return await realBeforeUnload(p);
+      } finally {
+        unloadTries++;
+      }
+    };
     a.destroy();
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => unloadTries > 0, { message: 'an unload attempt' });
     expect(s.hocuspocus.documents.has(id)).toBe(true); // kept in memory: unsaved changes
     failing = false;
     await waitFor(() => getTitle(storedDoc(s, id)) === 'After', { timeout: 10_000, message: 'stored on retry' });
@@ -104,7 +114,7 @@ describe('storage faults', () => {
 
 describe('document epochs (no duplication after the server lost its state)', () => {
   it('a client holding state of an earlier copy is refused with stale-local-state; without the check content would duplicate', async () => {
-    const dataDir = tmpDataDir();
+    const dataDir = tmpDir();
     let s = await startTestServer({ dataDir, seedDemo: true });
     const info = await api(s.url, s.ownerToken, 'GET', `/api/workspaces/${DEMO_WORKSPACE_ID}`);
     const epoch1 = info.json.workspace.epoch;

@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { nbformatErrors, readFixture } from '../../../shared/test/nbformat-schema.ts';
 import { cellLanguage, listCells, readCellRun, readJupyterRecord, readKernelStatus, requestRunAll } from '@plexus/shared';
-import { api, waitFor } from '../helpers.ts';
-import { alice, aliceOrigin, client, kernelSuite, newWorkspace, waitRun } from '../kernel-helpers.ts';
+import { api, waitFor } from '@plexus/testkit';
+import { alice, aliceOrigin, client, kernelSuite, newWorkspace, waitRun } from '@plexus/testkit/kernel';
 
 const ctx = kernelSuite();
 const read = readFixture;

@@ -10,8 +10,8 @@ import { requestRun } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { closedAncestor } from '../../src/kernel/manager.ts';
 import { sandboxCaps } from '../../src/kernel/sandbox.ts';
-import { tmpDataDir, type HpClient } from '../helpers.ts';
-import { addCell, alice, aliceOrigin, client, finished, newWorkspace, shown, startKernelServer, waitRun } from '../kernel-helpers.ts';
+import { tmpDir, type HpClient } from '@plexus/testkit';
+import { addCell, alice, aliceOrigin, client, finished, newWorkspace, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
 
 const clients: HpClient[] = [];
 let server: PlexusServer | undefined;
@@ -22,7 +22,7 @@ afterAll(async () => {
 
 describe('kernel files when the data directory sits in a closed folder', () => {
   it('SQL over an uploaded table works', async () => {
-    const closed = tmpDataDir('plexus-closed-');
+    const closed = tmpDir('plexus-closed-');
     fs.chmodSync(closed, 0o700);
     const dataDir = path.join(closed, 'repo', 'data');
     fs.mkdirSync(dataDir, { recursive: true });

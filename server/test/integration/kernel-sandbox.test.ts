@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readCellRun, readKernelStatus, requestRun, type CellRunView } from '@plexus/shared';
-import { api, waitFor } from '../helpers.ts';
-import { addCell, alice, aliceOrigin, client, kernelSuite, newWorkspace, shown, waitRun } from '../kernel-helpers.ts';
+import { api, waitFor } from '@plexus/testkit';
+import { addCell, alice, aliceOrigin, client, kernelSuite, newWorkspace, shown, waitRun } from '@plexus/testkit/kernel';
 
 process.env.PLEXUS_TEST_SENTINEL = 'sentinel-secret-value';
 const ctx = kernelSuite();
@@ -125,16 +125,15 @@ describe('sandbox', () => {
     const loop = addCell(a.doc, 'code', 'await null;\nfor (;;) {}');
     requestRun(a.doc, loop, alice, aliceOrigin);
     await waitRun(a.doc, loop, (r) => r.state === 'running');
-    const t0 = Date.now();
+    // The other workspace runs cell after cell meanwhile (a count of runs, not a time window).
     let runs = 0;
     const cell = addCell(b.doc, 'code', 'const n = Array.from({ length: 1000 }, (_, i) => i).reduce((s, x) => s + x, 0);\nn');
-    while (Date.now() - t0 < 1500) {
+    for (let i = 0; i < 3; i++) {
       requestRun(b.doc, cell, alice, aliceOrigin);
       await waitRun(b.doc, cell, (r) => r.state === 'done' && !r.requested && r.exec!.count > runs);
       runs = readCellRun(b.doc, cell)!.exec!.count;
     }
     expect(readCellRun(a.doc, loop)!.state).toBe('running');
-    expect(runs).toBeGreaterThan(5);
     const v = await waitRun(a.doc, loop, (r) => r.state === 'error');
     expect(shown(v)).toMatch(/timed out after 3 s/);
     // Synchronous loops are stopped by the vm timeout without losing the kernel's values.

@@ -7,13 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestRun, type CellRunView } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { demoDatasetDir, writeDemoDatasetAtomically } from '../../src/volumes/demo/ensure-demo.ts';
-import { api, tmpDataDir, type HpClient } from '../helpers.ts';
-import { addCell, alice, aliceOrigin, client, finished, newWorkspace, shown, startKernelServer, waitRun } from '../kernel-helpers.ts';
+import { api, tmpDir, type HpClient } from '@plexus/testkit';
+import { addCell, alice, aliceOrigin, client, finished, newWorkspace, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
 
 let server: PlexusServer;
 const clients: HpClient[] = [];
 beforeAll(async () => {
-  const dataDir = tmpDataDir();
+  const dataDir = tmpDir();
   await writeDemoDatasetAtomically(demoDatasetDir(dataDir), { params: { width: 64, height: 64, frames: 40, neurons: 6 } });
   server = await startKernelServer({ dataDir });
 }, 60_000);

@@ -10,8 +10,8 @@ import {
   deleteCell, getCell, readCellRun, readKernelStatus, requestInterrupt, requestRestart, requestRun, requestRunAll, requestRunStale,
   setCellSource, moveCell, listCells,
 } from '@plexus/shared';
-import { api, storedDoc, waitFor } from '../helpers.ts';
-import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, kernelSuite, shown, startKernelServer, waitRun } from '../kernel-helpers.ts';
+import { api, storedDoc, waitFor } from '@plexus/testkit';
+import { addCell, alice, aliceOrigin, bob, bobOrigin, client, finished, newWorkspace, kernelSuite, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
 
 const ctx = kernelSuite();
 

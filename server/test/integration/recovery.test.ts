@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { checkDocument, createCell, getTitle, listCells, schemaVersion, userOrigin } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
-import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, ywsClient } from '../helpers.ts';
+import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, ywsClient } from '@plexus/testkit';
 
 let server: PlexusServer;
 

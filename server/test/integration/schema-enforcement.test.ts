@@ -9,8 +9,8 @@ import * as Y from 'yjs';
 import { checkDocument, serverOrigin, type Writer } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { withDoc } from '../../src/http/doc-access.ts';
-import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, type HpClient } from '../helpers.ts';
-import { hpUpdate, rawHocuspocus, rawYws, ywsUpdate } from '../raw-clients.ts';
+import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, type HpClient } from '@plexus/testkit';
+import { hpUpdate, rawHocuspocus, rawYws, ywsUpdate } from '@plexus/testkit';
 import { buildFixture } from '../../../shared/test/schema-fixture.ts';
 import { copyOf, originOf, violationCases, type ViolationCase } from '../../../shared/test/schema-violations.ts';
 

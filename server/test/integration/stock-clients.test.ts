@@ -7,8 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { createCell, listCells, cellSource, userOrigin, getTitle } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
-import { rawYws } from '../raw-clients.ts';
-import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, ywsClient, type HpClient, type YwsClient } from '../helpers.ts';
+import { rawYws, api, hocuspocusClient, startTestServer, storedDoc, waitFor, ywsClient, type HpClient, type YwsClient } from '@plexus/testkit';
 
 let server: PlexusServer;
 let wsId: string;

@@ -13,8 +13,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { getTable, listTables, requestRun } from '@plexus/shared';
-import { api, tmpDataDir, waitFor } from '../helpers.ts';
-import { addCell, alice, aliceOrigin, client, kernelSuite, newWorkspace, waitRun } from '../kernel-helpers.ts';
+import { api, tmpDir, waitFor } from '@plexus/testkit';
+import { addCell, alice, aliceOrigin, client, kernelSuite, newWorkspace, waitRun } from '@plexus/testkit/kernel';
 
 const MAX = 2 * 1024 * 1024;
 const ctx = kernelSuite({ uploadMaxBytes: MAX });
@@ -29,11 +29,11 @@ async function upload(ws: string, name: string, body: Buffer, token = ctx.server
 }
 
 const tablesDir = (ws: string) => ctx.server.kernels!.tablesDir(ws);
-const tmpDir = (ws: string) => path.join(ctx.server.kernels!.workspaceDir(ws), 'uploads-tmp');
-const leftovers = (ws: string) => [...(fs.existsSync(tablesDir(ws)) ? fs.readdirSync(tablesDir(ws)) : []), ...(fs.existsSync(tmpDir(ws)) ? fs.readdirSync(tmpDir(ws)) : [])];
+const uploadsTmp = (ws: string) => path.join(ctx.server.kernels!.workspaceDir(ws), 'uploads-tmp');
+const leftovers = (ws: string) => [...(fs.existsSync(tablesDir(ws)) ? fs.readdirSync(tablesDir(ws)) : []), ...(fs.existsSync(uploadsTmp(ws)) ? fs.readdirSync(uploadsTmp(ws)) : [])];
 
 async function parquet(rows: number): Promise<Buffer> {
-  const file = path.join(tmpDataDir('plexus-pq-'), 'x.parquet');
+  const file = path.join(tmpDir('plexus-pq-'), 'x.parquet');
   const inst = await DuckDBInstance.create(':memory:');
   const c = await inst.connect();
   await c.run(`COPY (SELECT range AS id, range % 7 AS grp, random() AS val FROM range(${rows})) TO '${file}' (FORMAT parquet)`);
@@ -163,16 +163,12 @@ describe('uploads', () => {
     const ws = await newWorkspace(ctx.server);
     await client(ctx.server, ws, ctx.clients);
     const u = new URL(`${ctx.server.url}/api/workspaces/${ws}/uploads?name=half.csv`);
-    await new Promise<void>((resolve) => {
-      const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST', headers: { authorization: `Bearer ${ctx.server.ownerToken}`, 'content-length': 1_000_000 } });
-      req.on('error', () => resolve());
-      req.write('a,b\n' + '1,2\n'.repeat(10_000));
-      setTimeout(() => {
-        req.destroy();
-        resolve();
-      }, 200);
-    });
-    await new Promise((r) => setTimeout(r, 300));
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST', headers: { authorization: `Bearer ${ctx.server.ownerToken}`, 'content-length': 1_000_000 } });
+    req.on('error', () => {});
+    req.write('a,b\n' + '1,2\n'.repeat(10_000));
+    // Cut it off once the server is storing it (its temporary file exists), not after a guessed delay.
+    await waitFor(() => fs.existsSync(uploadsTmp(ws)) && fs.readdirSync(uploadsTmp(ws)).length > 0, { message: 'upload under way' });
+    req.destroy();
     await waitFor(() => leftovers(ws).length === 0, { message: 'no leftovers' });
     const share = await api(ctx.server.url, ctx.server.ownerToken, 'POST', `/api/workspaces/${ws}/share`, { role: 'viewer' });
     const r = await upload(ws, 'v.csv', Buffer.from('a\n1\n'), share.json.token);

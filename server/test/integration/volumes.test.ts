@@ -15,7 +15,7 @@ import { writeDemoDataset, type DemoLayout } from '../../src/volumes/demo/demo-d
 import { roisCsv } from '../../src/volumes/demo/demo-tables.ts';
 import { isDemoDatasetCurrent } from '../../src/volumes/demo/ensure-demo.ts';
 import { binOf } from '../../src/volumes/sampling.ts';
-import { api, rawRequest, startTestServer, tmpDataDir, type RawResponse } from '../helpers.ts';
+import { api, rawRequest, startTestServer, tmpDir, type RawResponse } from '@plexus/testkit';
 
 const PARAMS: Partial<CalciumParams> = { width: 64, height: 64, frames: 60, neurons: 10, seed: 3 };
 const LAYOUT: Partial<DemoLayout> = { movieChunk: [32, 32, 16], planeChunk: [32, 32] };
@@ -38,7 +38,7 @@ function region(x0: number, x1: number, y0: number, y1: number, z0: number, z1: 
 }
 
 beforeAll(async () => {
-  dataDir = tmpDataDir();
+  dataDir = tmpDir();
   ({ truth } = await writeDemoDataset(path.join(dataDir, 'volumes', 'calcium-demo'), { params: PARAMS, layout: LAYOUT }));
   movie = new Uint16Array(W * H * F);
   const render = frameRenderer(truth);
@@ -387,7 +387,7 @@ describe('sampling API', () => {
 
 describe('demo dataset at startup', () => {
   it('listens at once, answers 503 "generating" until the worker is done, then serves; a restart reuses it', async () => {
-    const dir = tmpDataDir();
+    const dir = tmpDir();
     const demoData = { params: { ...PARAMS, frames: 120 }, layout: LAYOUT };
     const srv = await startTestServer({ dataDir: dir, seedDemo: true, demoData });
     try {

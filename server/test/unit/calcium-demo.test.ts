@@ -13,7 +13,7 @@ import { calciumKernel, dffFromSpikes, kernelPeakTime, simulateCalcium, type Cal
 import { frameRenderer } from '../../src/volumes/demo/calcium-render.ts';
 import { writeDemoDataset, DEMO_GENERATOR_VERSION, type DemoLayout } from '../../src/volumes/demo/demo-dataset.ts';
 import { demoDatasetDir, ensureDemoDataset, isDemoDatasetCurrent } from '../../src/volumes/demo/ensure-demo.ts';
-import { tempDirs } from '../temp-dirs.ts';
+import { tempDirs } from '@plexus/testkit';
 
 const SMALL: Partial<CalciumParams> = { width: 48, height: 40, frames: 50, neurons: 8, seed: 7 };
 const LAYOUT: Partial<DemoLayout> = { movieChunk: [32, 32, 16], planeChunk: [32, 32] };

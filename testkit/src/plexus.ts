@@ -4,58 +4,33 @@
  * and polling.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import WebSocket from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
-import { loadConfig, type ServerConfig } from '../src/config.ts';
-import { startServer, type PlexusServer } from '../src/app.ts';
+import { loadConfig, type ServerConfig } from '@plexus/server/config';
+import { startServer, type PlexusServer, type ServerHooks } from '@plexus/server/app';
+import { repoRoot, tmpDir } from './dirs.ts';
 
-const here = path.dirname(new URL(import.meta.url).pathname);
-export const repoRoot = path.resolve(here, '../..');
-
-/** A fresh temporary data directory. */
-export function tmpDataDir(prefix = 'plexus-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
 
 /**
  * Starts an in-process server on a free port with a temp data dir. The kernel is off unless asked
- * for (`kernel: true`, see kernel-helpers.ts): it is a peer that writes status into every open
+ * for (`kernel: true`, see kernel.ts): it is a peer that writes status into every open
  * document and keeps documents loaded while idle, which suites about storage and protocol do not want.
  */
-export async function startTestServer(overrides: Partial<ServerConfig> = {}): Promise<PlexusServer> {
+export async function startTestServer(overrides: Partial<ServerConfig> = {}, hooks: ServerHooks = {}): Promise<PlexusServer> {
   const config = loadConfig({ PLEXUS_LOG_LEVEL: process.env.PLEXUS_TEST_LOG ?? 'silent' } as NodeJS.ProcessEnv, {
     port: 0,
     host: '127.0.0.1',
-    dataDir: tmpDataDir(),
+    dataDir: tmpDir(),
     seedDemo: false,
-    clientDir: path.join(tmpDataDir(), 'no-client'),
+    clientDir: path.join(tmpDir(), 'no-client'),
     kernel: false,
     ...overrides,
   });
-  return startServer(config);
-}
-
-/** Polls `fn` until it returns a truthy value (or stops throwing); fails after `timeout` ms. */
-export async function waitFor<T>(fn: () => T | Promise<T>, { timeout = 10_000, interval = 10, message = 'condition' } = {}): Promise<T> {
-  const end = Date.now() + timeout;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-      last = v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${message}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, interval));
-  }
+  return startServer(config, hooks);
 }
 
 /** A fresh Y.Doc holding what the server has stored for workspace `id` (snapshot + log). */

@@ -5,26 +5,45 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import type * as Y from 'yjs';
 import { createCell, readCellRun, readKernelStatus, userOrigin, type CellKind, type CellRunView, type UserOrigin } from '@plexus/shared';
-import type { ServerConfig } from '../src/config.ts';
-import type { PlexusServer } from '../src/app.ts';
-import { api, hocuspocusClient, startTestServer, waitFor, type HpClient } from './helpers.ts';
+import type { ServerConfig } from '@plexus/server/config';
+import type { PlexusServer, ServerHooks } from '@plexus/server/app';
+import type { WorkspaceKernel } from '@plexus/server/kernel/workspace-kernel';
+import { Gates } from './gates.ts';
+import { api, hocuspocusClient, startTestServer, type HpClient } from './plexus.ts';
+import { waitFor } from './wait.ts';
 
 /** A server whose kernels use short limits suited to tests. */
-export function startKernelServer(overrides: Partial<ServerConfig> = {}): Promise<PlexusServer> {
-  return startTestServer({ kernel: true, cellTimeoutMs: 3000, cellMemoryMb: 256, sqlMemoryMb: 256, kernelIdleMs: 600_000, ...overrides });
+export function startKernelServer(overrides: Partial<ServerConfig> = {}, hooks: ServerHooks = {}): Promise<PlexusServer> {
+  return startTestServer({ kernel: true, cellTimeoutMs: 3000, cellMemoryMb: 256, sqlMemoryMb: 256, kernelIdleMs: 600_000, ...overrides }, hooks);
 }
 
-/** One server (with kernel) for a test file, and the clients to close after it. */
-export function kernelSuite(overrides: Partial<ServerConfig> = {}): { server: PlexusServer; clients: HpClient[] } {
-  const ctx = { server: null as unknown as PlexusServer, clients: [] as HpClient[] };
+/**
+ * One server (with kernel) for a test file, the clients to close after it, and the gates its
+ * cells can wait on (`gateCall` in a cell's source; see gates.ts).
+ */
+export function kernelSuite(overrides: Partial<ServerConfig> = {}): { server: PlexusServer; clients: HpClient[]; gates: Gates } {
+  const ctx = { server: null as unknown as PlexusServer, clients: [] as HpClient[], gates: new Gates() };
   beforeAll(async () => {
-    ctx.server = await startKernelServer(overrides);
+    ctx.server = await startKernelServer(overrides, { wrapSample: ctx.gates.wrapSample });
   });
   afterAll(async () => {
+    ctx.gates.openAll();
     ctx.clients.forEach((c) => c.destroy());
     await ctx.server.close();
   });
   return ctx;
+}
+
+/** The live kernel of a workspace (in-process server): its replica is what the kernel has seen. */
+export function kernelOf(server: PlexusServer, ws: string): WorkspaceKernel {
+  const k = server.kernels?.get(ws);
+  if (!k) throw new Error(`no kernel runs for ${ws}`);
+  return k;
+}
+
+/** Waits until the workspace's kernel has nothing running or queued (read in-process, not from a possibly older status). */
+export function kernelIdle(server: PlexusServer, ws: string): Promise<unknown> {
+  return waitFor(() => !kernelOf(server, ws).busy, { message: 'kernel idle', timeout: 20_000 });
 }
 
 /** Creates a workspace and returns its id. */

@@ -12,6 +12,34 @@ export interface RawClient {
   /** Per-document close messages (Hocuspocus) and auth refusals. */
   docCloses: string[];
   send(bytes: Uint8Array): void;
+  /**
+   * Sends a sync step 1 and resolves when the server has answered it (sync step 2). Frames from one
+   * connection are handled in order, so once it resolves every frame sent before was processed.
+   */
+  roundTrip(): Promise<void>;
+}
+
+/** Counts sync step 2 answers so `roundTrip` can wait for the answer to its own step 1. */
+function roundTrips(ws: WebSocket, step1: () => Uint8Array, isStep2: (data: Uint8Array) => boolean) {
+  let sent = 0;
+  let got = 0;
+  const waiting: Array<{ n: number; resolve: () => void }> = [];
+  ws.on('message', (data: Buffer) => {
+    if (!isStep2(new Uint8Array(data))) return;
+    got++;
+    for (let i = waiting.length - 1; i >= 0; i--) if (got >= waiting[i]!.n) waiting.splice(i, 1)[0]!.resolve();
+  });
+  return {
+    /** A step 1 sent outside `roundTrip` (the initial request) is answered too: count it. */
+    counted(): void {
+      sent++;
+    },
+    roundTrip(): Promise<void> {
+      const n = ++sent;
+      ws.send(step1());
+      return got >= n ? Promise.resolve() : new Promise((resolve) => waiting.push({ n, resolve }));
+    },
+  };
 }
 
 function open(url: string): Promise<WebSocket> {
@@ -76,14 +104,24 @@ export async function rawHocuspocus(baseUrl: string, doc: string, token: string)
     encoding.writeVarUint(e, 0);
     encoding.writeVarUint8Array(e, new Uint8Array([0]));
   }));
+  const rt = roundTrips(ws, () => hpFrame(doc, 0, (e) => {
+    encoding.writeVarUint(e, 0);
+    encoding.writeVarUint8Array(e, new Uint8Array([0]));
+  }), (data) => {
+    const d = decoding.createDecoder(data);
+    decoding.readVarString(d);
+    return decoding.readVarUint(d) === 0 && decoding.readVarUint(d) === 1;
+  });
+  rt.counted();
   await authenticated;
-  return { ws, closed, docCloses, send: (b) => ws.send(b) };
+  return { ws, closed, docCloses, send: (b) => ws.send(b), roundTrip: rt.roundTrip };
 }
 
 /** Connects to /yjs/<doc>?token=… and resolves once open. */
 export async function rawYws(baseUrl: string, doc: string, token: string): Promise<RawClient> {
   const ws = await open(`${baseUrl.replace(/^http/, 'ws')}/yjs/${doc}?token=${encodeURIComponent(token)}`);
-  return { ws, closed: closedPromise(ws), docCloses: [], send: (b) => ws.send(b) };
+  const rt = roundTrips(ws, () => new Uint8Array([0, 0, 1, 0]), (data) => data[0] === 0 && data[1] === 1);
+  return { ws, closed: closedPromise(ws), docCloses: [], send: (b) => ws.send(b), roundTrip: rt.roundTrip };
 }
 
 /** y-websocket sync "update" message. */

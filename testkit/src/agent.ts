@@ -3,17 +3,19 @@
  * client playing a person, the scripted OpenAI-compatible model, and the real agent peer (real
  * `openai` client, real tools) joined to the workspace with a service token.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach } from 'vitest';
 import type * as Y from 'yjs';
 import { getRun, postMessage, requestAgentRun, setSetting, userOrigin, type RunView } from '@plexus/shared';
-import { client, kernelSuite, newWorkspace } from '../../server/test/kernel-helpers.ts';
-import type { PlexusServer } from '../../server/src/app.ts';
-import { waitFor } from '../../server/test/helpers.ts';
-import { loadAgentConfig, type AgentConfig } from '../src/config.ts';
-import { Model } from '../src/llm/model.ts';
-import { WorkspacePeer } from '../src/peer/workspace-peer.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../src/scripted-llm/server.ts';
-import type { Scenario } from '../src/scripted-llm/scenario.ts';
+import { client, kernelSuite, newWorkspace } from './kernel.ts';
+import type { PlexusServer } from '@plexus/server/app';
+import { waitFor } from './wait.ts';
+import { loadAgentConfig, type AgentConfig } from '../../agent/src/config.ts';
+import { Model } from '../../agent/src/llm/model.ts';
+import { WorkspacePeer } from '../../agent/src/peer/workspace-peer.ts';
+import { startScriptedLlm, type ScriptedLlm } from '../../agent/src/scripted-llm/server.ts';
+import type { Scenario } from '../../agent/src/scripted-llm/scenario.ts';
 
 export const alice = { id: 'alice', name: 'Alice' };
 export const aliceOrigin = userOrigin('alice', 'Alice');
@@ -29,11 +31,21 @@ export interface AgentUnderTest {
   close(): Promise<void>;
 }
 
+export interface AgentOptions {
+  /**
+   * Awaited before each model request (its JSON body) is passed on to the scripted model: a test
+   * holds a request until another one has arrived, so "two runs at once" is a state, not a timing.
+   */
+  holdModelRequest?: (body: string) => Promise<void>;
+}
+
 /** Starts the scripted model and an agent peer in workspace `ws`. */
-export async function startAgent(server: PlexusServer, ws: string, scenario: Scenario, env: Record<string, string> = {}): Promise<AgentUnderTest> {
+export async function startAgent(server: PlexusServer, ws: string, scenario: Scenario, env: Record<string, string> = {}, opts: AgentOptions = {}): Promise<AgentUnderTest> {
   const llm = await startScriptedLlm(scenario);
-  const config = loadAgentConfig({ PLEXUS_SERVER_URL: server.url, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: llm.baseURL, PLEXUS_AGENT_MODEL: 'scripted', ...env });
-  const model = new Model({ apiKey: 'test-key', baseURL: llm.baseURL, model: config.model, maxTokensPerTurn: 1000, timeoutMs: 30_000 });
+  const gate = opts.holdModelRequest ? await holdingProxy(llm.baseURL, opts.holdModelRequest) : null;
+  const baseURL = gate?.baseURL ?? llm.baseURL;
+  const config = loadAgentConfig({ PLEXUS_SERVER_URL: server.url, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: baseURL, PLEXUS_AGENT_MODEL: 'scripted', ...env });
+  const model = new Model({ apiKey: 'test-key', baseURL, model: config.model, maxTokensPerTurn: 1000, timeoutMs: 30_000 });
   const token = agentToken(server);
   const peer = new WorkspacePeer(ws, config, model, () => token, () => {});
   await peer.start();
@@ -41,8 +53,37 @@ export async function startAgent(server: PlexusServer, ws: string, scenario: Sce
     llm, peer, config,
     close: async () => {
       await peer.close();
+      await gate?.close();
       await llm.close();
     },
+  };
+}
+
+/** An HTTP proxy to `target` (`http://host:port/v1`) that awaits `hold(body)` before forwarding each request; responses stream through. */
+export async function holdingProxy(target: string, hold: (body: string) => Promise<void>): Promise<{ baseURL: string; close(): Promise<void> }> {
+  const t = new URL(target);
+  const proxy = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks);
+      await hold(body.toString('utf8'));
+      const out = http.request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, host: t.host } }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      out.on('error', () => res.destroy());
+      out.end(body);
+    });
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const { port } = proxy.address() as AddressInfo;
+  return {
+    baseURL: `http://127.0.0.1:${port}${t.pathname}`,
+    close: () => new Promise<void>((r) => {
+      proxy.closeAllConnections();
+      proxy.close(() => r());
+    }),
   };
 }
 
@@ -83,8 +124,8 @@ export function agentSuite() {
       setSetting(a.doc, 'agentMode', mode, aliceOrigin);
       return { ws, a };
     },
-    async start(ws: string, scenario: Scenario, env: Record<string, string> = {}): Promise<AgentUnderTest> {
-      suite.agent = await startAgent(ctx.server, ws, scenario, env);
+    async start(ws: string, scenario: Scenario, env: Record<string, string> = {}, opts: AgentOptions = {}): Promise<AgentUnderTest> {
+      suite.agent = await startAgent(ctx.server, ws, scenario, env, opts);
       return suite.agent;
     },
   };

@@ -1,0 +1,20 @@
+/**
+ * @plexus/testkit — the one copy of the test plumbing used by server/test, agent/test, e2e/ and
+ * bench/: real servers (in-process or child process), stock clients (Hocuspocus provider,
+ * y-websocket, raw protocol), waiting on conditions, temporary directories, gates that hold a cell
+ * at a known point, the kernel suite and the agent harness.
+ *   wait.ts       waitFor, until, sleep
+ *   dirs.ts       repoRoot, tmpDir, tempDirs
+ *   plexus.ts     startTestServer, startChildServer, api, rawRequest, storedDoc, hocuspocusClient, ywsClient
+ *   quiet-ws.ts   QuietWebSocket
+ *   raw-clients.ts rawHocuspocus, rawYws, hpFrame, hpUpdate, ywsUpdate (+ roundTrip)
+ *   gates.ts      Gates, gateCall, gateCallExpr, hasAllOf
+ *   kernel.ts     (vitest hooks: import `@plexus/testkit/kernel`) kernelSuite, startKernelServer, newWorkspace, client, kernelOf, kernelIdle, waitRun, shown, ...
+ *   agent.ts      agentSuite, startAgent, ask, waitRunEnd, ... (imports the agent: import it by path, `@plexus/testkit/agent`)
+ */
+export * from './wait.ts';
+export * from './dirs.ts';
+export * from './plexus.ts';
+export * from './quiet-ws.ts';
+export * from './raw-clients.ts';
+export * from './gates.ts';

@@ -1,0 +1,29 @@
+/** Waiting on conditions (polling), for tests and benchmarks. Not a timing device: tests wait for states. */
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls `fn` until it returns a truthy value (or stops throwing); fails after `timeout` ms. Returns the value. */
+export async function waitFor<T>(fn: () => T | Promise<T>, { timeout = 10_000, interval = 10, message = 'condition' } = {}): Promise<T> {
+  const end = Date.now() + timeout;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+      last = v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${message}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    await sleep(interval);
+  }
+}
+
+/** Resolves when `pred` holds, polling every `interval` ms; rejects after `timeout` ms (a throw in `pred` rejects at once). */
+export async function until(pred: () => boolean, timeout = 10_000, interval = 5, what = 'condition'): Promise<void> {
+  const end = Date.now() + timeout;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(interval);
+  }
+}
