@@ -10,7 +10,7 @@ import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/pro
 import WebSocket from 'ws';
 import * as Y from 'yjs';
 import {
-  agentOrigin, findAskerState, finishRun, getRun, isFinished, listRuns, roots, setUndoOutcome, VIEWER_ROOTS,
+  agentOrigin, findAskerState, finishRun, getRun, isFinished, listRuns, roots, setUndoOutcome, viewerRoots,
   type AgentOrigin, type ChatAuthor, type PresenceState, type RunView,
 } from '@plexus/shared';
 import type { AgentConfig } from '../config.ts';
@@ -110,7 +110,7 @@ export class WorkspacePeer {
     const origin = agentOrigin(r.id);
     const { cells } = roots(this.doc);
     const undo = new Y.UndoManager(
-      [cells, this.doc.getMap(VIEWER_ROOTS.state), this.doc.getMap(VIEWER_ROOTS.layers), this.doc.getMap(VIEWER_ROOTS.views)],
+      [cells, ...Object.values(viewerRoots(this.doc))],
       { trackedOrigins: new Set([origin]), captureTimeout: 0 },
     );
     const run = new AgentRun({

@@ -5,7 +5,7 @@
  */
 import {
   cellSource, cellState, getCell, isCellKind, listCells, newCellId, planTextEdit, readCellRun, requestRun,
-  previewOutput, type CellKind,
+  previewOutput, readAck, type CellKind,
 } from '@plexus/shared';
 import { actResult, ok, ToolRefusal, type Tool, type ToolContext } from './tool.ts';
 
@@ -151,7 +151,7 @@ function waitForRun(ctx: ToolContext, cellId: string, requestId: string, timeout
       const exec = run?.exec;
       if (exec && exec.requestId === requestId && exec.state !== 'running') return finish('finished');
       // Coalesced into a run that was already under way: wait for that one.
-      if (exec && exec.state !== 'running' && !run?.pending && !run?.requested && exec.requestId !== requestId && cell.map.get('ack') === requestId) return finish('finished');
+      if (exec && exec.state !== 'running' && !run?.pending && !run?.requested && exec.requestId !== requestId && readAck(cell) === requestId) return finish('finished');
     };
     const onUpdate = () => check();
     const timer = setTimeout(() => finish('timeout'), timeoutMs);

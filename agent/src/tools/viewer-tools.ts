@@ -47,10 +47,10 @@ const setView: Tool = {
     if (a.position) camera.position = a.position as Json;
     if (a.cross_section_scale !== undefined) camera.crossSectionScale = a.cross_section_scale as number;
     if (a.projection_scale !== undefined) camera.projectionScale = a.projection_scale as number;
-    if (a.layout) (camera as Record<string, Json>).layout = a.layout as string;
-    if (Object.keys(camera).length === 0) throw new ToolRefusal('give at least one of position, cross_section_scale, projection_scale, layout');
+    const layout = typeof a.layout === 'string' ? a.layout : undefined;
+    if (Object.keys(camera).length === 0 && !layout) throw new ToolRefusal('give at least one of position, cross_section_scale, projection_scale, layout');
     ctx.presence.focus('viewer');
-    return actResult(await ctx.act('set_view', viewerBefore(ctx.doc, { type: 'set_camera', camera })), 'move the view');
+    return actResult(await ctx.act('set_view', viewerBefore(ctx.doc, { type: 'set_camera', camera, ...(layout ? { layout } : {}) })), 'move the view');
   },
 };
 

@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import {
-  cellSource, getCell, getRun, listCells, listMessages, readCellRun, requestRunStop, requestRunUndo, insertCellText, userOrigin,
+  acceptProposal, cellSource, getCell, getRun, listCells, listMessages, proposalsOfRun, readCamera, readCellRun, readViewerLayout, requestRunStop,
+  requestRunUndo, insertCellText, userOrigin,
 } from '@plexus/shared';
 import { client, addCell } from '@plexus/testkit/kernel';
 import { waitFor } from '@plexus/testkit';
@@ -47,6 +48,25 @@ describe('agent runs', () => {
     // The model saw the run result in the tool message.
     const lastReq = agent.llm.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> };
     expect(lastReq.messages.filter((m) => m.role === 'tool').at(-1)!.content).toContain('42');
+  });
+
+  it('set_view writes the layout it reports (directly, and through a proposal a person accepts)', async () => {
+    const { ws, a } = await workspace();
+    agent = await suite.start(ws, { turns: [{ toolCalls: [{ name: 'set_view', arguments: { layout: '4panel', position: [10, 20, 3] } }] }, { text: 'Done.' }] });
+    const direct = await waitRunEnd(a.doc, ask(a.doc, 'show four panels'));
+    expect(direct.activity.map((x) => [x.tool, x.status])).toEqual([['set_view', 'done']]);
+    await waitFor(() => readViewerLayout(a.doc) === '4panel', { message: 'layout written' });
+    expect(readCamera(a.doc).position).toEqual([10, 20, 3]);
+    await agent.close();
+
+    const p = await workspace('propose');
+    agent = await suite.start(p.ws, { turns: [{ toolCalls: [{ name: 'set_view', arguments: { layout: 'xy-3d' } }] }, { text: 'Proposed.' }] });
+    const run = await waitRunEnd(p.a.doc, ask(p.a.doc, 'a 3d layout please'));
+    const [card] = proposalsOfRun(p.a.doc, run.id);
+    expect(card?.proposal.action).toMatchObject({ type: 'set_camera', layout: 'xy-3d' });
+    expect(readViewerLayout(p.a.doc)).not.toBe('xy-3d');
+    expect(acceptProposal(p.a.doc, card!.messageId, alice, aliceOrigin)?.status).toBe('accepted');
+    expect(readViewerLayout(p.a.doc)).toBe('xy-3d');
   });
 
   it('a person typing in the cell the agent rewrites keeps every character; the agent edit lands too', async () => {

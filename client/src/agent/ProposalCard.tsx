@@ -86,7 +86,14 @@ export function ActionPreview({ action: a }: { action: AgentAction }) {
         </>
       );
     case 'set_camera':
-      return <BeforeAfter rows={Object.keys(a.camera).map((k) => ({ key: k, before: a.before?.[k as keyof typeof a.camera], after: a.camera[k as keyof typeof a.camera] }))} />;
+      return (
+        <BeforeAfter
+          rows={[
+            ...Object.keys(a.camera).map((k) => ({ key: k, before: a.before?.[k as keyof typeof a.camera], after: a.camera[k as keyof typeof a.camera] })),
+            ...(a.layout ? [{ key: 'layout', before: a.layoutBefore ?? null, after: a.layout }] : []),
+          ]}
+        />
+      );
     case 'set_layer':
       return <BeforeAfter rows={Object.keys(a.props).map((k) => ({ key: k, before: a.before?.[k], after: a.props[k] }))} />;
     case 'set_shader_control':

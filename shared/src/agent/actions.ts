@@ -14,7 +14,7 @@ import type { Json, JsonObject } from '../json.ts';
 import type { Origin } from '../origin.ts';
 import { getTable, unregisterTable } from '../notebook/data.ts';
 import {
-  addAnnotations, addLayer, layerNames, readCamera, readLayer, removeLayer, setCamera, setLayerProps, setShaderControl,
+  addAnnotations, addLayer, layerNames, readCamera, readLayer, readViewerLayout, removeLayer, setCamera, setLayerProps, setShaderControl, setViewerLayout,
   type Camera, type NgLayer,
 } from '../viewer/state-doc.ts';
 import { saveNamedView } from '../viewer/views.ts';
@@ -26,7 +26,7 @@ export type AgentAction =
   | { type: 'edit_cell'; cellId: string; base: string; proposed: string }
   | { type: 'delete_cell'; cellId: string; source: string }
   | { type: 'move_cell'; cellId: string; after: string | null }
-  | { type: 'set_camera'; camera: Camera; before?: Camera }
+  | { type: 'set_camera'; camera: Camera; before?: Camera; layout?: string; layoutBefore?: string | null }
   | { type: 'set_layer'; layer: string; props: Record<string, Json>; before?: Record<string, Json | null> }
   | { type: 'set_shader_control'; layer: string; control: string; value: Json; before?: Json | null }
   | { type: 'add_layer'; layer: NgLayer }
@@ -106,7 +106,7 @@ export function describeAction(a: AgentAction): string {
     case 'move_cell':
       return `move cell ${a.cellId}`;
     case 'set_camera':
-      return `move the view (${Object.keys(a.camera).join(', ')})`;
+      return `move the view (${[...Object.keys(a.camera), ...(a.layout ? [`layout ${a.layout}`] : [])].join(', ')})`;
     case 'set_layer':
       return `change layer "${a.layer}" (${Object.keys(a.props).join(', ')})`;
     case 'set_shader_control':
@@ -166,8 +166,11 @@ export function applyAction(doc: Y.Doc, a: AgentAction, origin: Origin, author =
         return moveCell(doc, a.cellId, { after: a.after as never }, origin) ? { ok: true, message: `moved cell ${a.cellId}`, target } : fail(`cell ${a.cellId} no longer exists`);
       }
       case 'set_camera':
-        setCamera(doc, a.camera, origin);
-        return { ok: true, message: 'moved the view', target };
+        doc.transact(() => {
+          setCamera(doc, a.camera, origin);
+          if (a.layout) setViewerLayout(doc, a.layout, origin);
+        }, origin);
+        return { ok: true, message: a.layout && !Object.keys(a.camera).length ? `set the layout to ${a.layout}` : `moved the view${a.layout ? ` (layout ${a.layout})` : ''}`, target };
       case 'set_layer':
         setLayerProps(doc, a.layer, a.props, origin);
         return { ok: true, message: `changed layer "${a.layer}"`, target };
@@ -205,7 +208,7 @@ export function viewerBefore(doc: Y.Doc, a: AgentAction): AgentAction {
     const cam = readCamera(doc);
     const before: Camera = {};
     for (const k of Object.keys(a.camera) as Array<keyof Camera>) before[k] = cam[k] ?? null;
-    return { ...a, before };
+    return { ...a, before, ...(a.layout ? { layoutBefore: readViewerLayout(doc) } : {}) };
   }
   if (a.type === 'set_layer') {
     const layer = readLayer(doc, a.layer);

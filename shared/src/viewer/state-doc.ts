@@ -371,6 +371,18 @@ export function setCamera(doc: Y.Doc, camera: Camera, origin: Origin): void {
   }, origin);
 }
 
+/** The viewer's layout (`xy`, `4panel`, `3d`, …), or null when the document has none. */
+export function readViewerLayout(doc: Y.Doc): string | null {
+  const l = viewerRoots(doc).state.get('layout');
+  return typeof l === 'string' ? l : null;
+}
+
+/** Sets the shared viewer layout. */
+export function setViewerLayout(doc: Y.Doc, layout: string, origin: Origin): void {
+  const { state } = viewerRoots(doc);
+  if (state.get('layout') !== layout) doc.transact(() => state.set('layout', layout), origin);
+}
+
 /** Raised when a change names a layer the document does not have. */
 export class UnknownLayerError extends Error {
   constructor(readonly layer: string, known: string[]) {
