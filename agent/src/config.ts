@@ -23,6 +23,10 @@ export interface AgentConfig {
   leaveAfterMs: number;
   /** Queued runs older than this when the agent comes online are failed, not started (ms). */
   maxQueueAgeMs: number;
+  /** How long the workspace's agent lease lasts unless renewed (one runner per workspace). */
+  leaseMs: number;
+  /** How often the lease is renewed, or asked for on standby (default: a third of leaseMs). */
+  leasePollMs?: number;
   limits: RunLimits;
 }
 
@@ -52,6 +56,8 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConf
     pollMs: num(env, 'PLEXUS_AGENT_POLL_MS', 1000),
     leaveAfterMs: num(env, 'PLEXUS_AGENT_LEAVE_AFTER_MS', 60_000),
     maxQueueAgeMs: num(env, 'PLEXUS_AGENT_MAX_QUEUE_AGE_MS', 30 * 60_000),
+    leaseMs: Math.max(1000, num(env, 'PLEXUS_AGENT_LEASE_MS', 15_000)),
+    leasePollMs: num(env, 'PLEXUS_AGENT_LEASE_POLL_MS', 0) || undefined,
     limits: {
       maxSteps: Math.max(1, num(env, 'PLEXUS_AGENT_MAX_STEPS', 30)),
       maxTokens: num(env, 'PLEXUS_AGENT_MAX_TOKENS', 400_000),

@@ -39,6 +39,7 @@ import { KernelManager } from './kernel/manager.ts';
 import type { VolumeSampler } from './kernel/js-runtime.ts';
 import { writeAgentToken } from './auth/agent-token.ts';
 import { occupiedWorkspaces } from './collab/people.ts';
+import { AgentLeases } from './collab/agent-leases.ts';
 
 export const VERSION = '0.1.0';
 /** DuckDB's memory limit for one read-only data query, description or histogram over HTTP (MB). */
@@ -62,6 +63,8 @@ export interface PlexusServer {
   ownerToken: string;
   /** `<dataDir>/agent.token`, the agent's service token, rewritten at each start (null when PLEXUS_AGENT=0). */
   agentTokenFile: string | null;
+  /** Which agent process runs each workspace's agent runs. */
+  agentLeases: AgentLeases;
   /** Flushes everything to storage and stops. */
   close(): Promise<void>;
 }
@@ -138,6 +141,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   // After the kernel manager, whose start narrows file modes in the data dir (this file stays 0600).
   const agentTokenFile = config.agent ? writeAgentToken(config.dataDir, signer, config.agentName) : null;
   const workspaces = new Workspaces(store, hocuspocus, persistence);
+  const agentLeases = new AgentLeases();
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
   workspaces.onDelete = (id) => {
     bridge.closeAll(id, CloseCodes.NotFound);
@@ -191,6 +195,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       { signer, workspaces, log, version: VERSION, started, openDocuments: () => hocuspocus.getDocumentsCount(), isReady: () => ready, publicUrl, shareLinkDays: config.shareLinkDays, volumeApi,
         store,
         dataDir: config.dataDir,
+        agentLeases,
         occupiedWorkspaces: () => occupiedWorkspaces(hocuspocus, (id) => bridge.people(id)),
         notebook: { hocuspocus, kernels, upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
           dataReads: { timeoutMs: config.dataQueryTimeoutMs, memoryMb: DATA_READ_MEMORY_MB } } },
@@ -316,5 +321,5 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       log.info('stopped');
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, log, ownerToken, agentTokenFile, close };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, log, ownerToken, agentTokenFile, agentLeases, close };
 }

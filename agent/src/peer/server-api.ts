@@ -17,7 +17,7 @@ export class ServerApi {
     private readonly workspaceId: string,
   ) {}
 
-  private async request<T>(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<T> {
+  private async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, signal: AbortSignal): Promise<T> {
     const res = await fetch(this.serverUrl + path, {
       method,
       signal,
@@ -36,6 +36,17 @@ export class ServerApi {
       throw new ServerApiError(res.status, msg || `HTTP ${res.status}`);
     }
     return json as T;
+  }
+
+  /** Asks for (or renews) this workspace's agent lease for `runner` (server: collab/agent-leases.ts). */
+  lease(runner: string, ttlMs: number, signal: AbortSignal) {
+    return this.request<{ granted: boolean; holder: string; expiresAt: number; fresh: boolean }>(
+      'POST', `/api/agent/workspaces/${encodeURIComponent(this.workspaceId)}/lease`, { runner, ttlMs }, signal);
+  }
+
+  /** Gives the lease up (clean shutdown). */
+  releaseLease(runner: string, signal: AbortSignal) {
+    return this.request<{ released: boolean }>('DELETE', `/api/agent/workspaces/${encodeURIComponent(this.workspaceId)}/lease`, { runner }, signal);
   }
 
   private ws(path: string): string {

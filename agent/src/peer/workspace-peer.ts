@@ -4,13 +4,18 @@
  * older state), presence like a person's (name, colour, focus, a caret in the cell it types into),
  * and the runs: queued requests start (a few at a time), Stop signals abort, Undo signals revert
  * exactly the run's own transactions with a Y.UndoManager that tracks only that run's origin.
+ * One runner per workspace: the peer joins, and takes runs, only while it holds the workspace's
+ * agent lease from the server (renewed every `leasePollMs`); another agent process waits on
+ * standby, unseen, and takes over when the holder releases the lease or stops renewing it — then,
+ * and only then, runs left `running` belong to nobody and are failed. A holder that loses its
+ * lease stops its runs and leaves.
  * Effects: network (its provider, the model, the server API), timers.
  */
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import WebSocket from 'ws';
 import * as Y from 'yjs';
 import {
-  agentOrigin, findAskerState, finishRun, getRun, isFinished, listRuns, roots, setUndoOutcome, viewerRoots,
+  agentOrigin, findAskerState, finishRun, getRun, isFinished, listRuns, randomId, roots, setUndoOutcome, viewerRoots,
   type AgentOrigin, type ChatAuthor, type PresenceState, type RunView,
 } from '@plexus/shared';
 import type { AgentConfig } from '../config.ts';
@@ -18,6 +23,7 @@ import type { Model } from '../llm/model.ts';
 import { AgentRun } from '../run/agent-run.ts';
 import type { Presence } from '../tools/tool.ts';
 import { ServerApi } from './server-api.ts';
+import { hostname } from 'node:os';
 
 export const AGENT_USER_ID = 'agent';
 /** Shortest interval between two published caret positions (ms). */
@@ -39,6 +45,13 @@ export class WorkspacePeer {
   private readonly api: ServerApi;
   private synced = false;
   private closed = false;
+  /** This peer's name as a lease holder (unique per peer, also across machines). */
+  readonly runner = `${hostname()}:${process.pid}:${randomId(8)}`;
+  private holding = false;
+  private leaseExpiresAt = 0;
+  private leaseTimer: NodeJS.Timeout | null = null;
+  private readonly leaseAbort = new AbortController();
+  private holdingWaiters: Array<() => void> = [];
 
   constructor(
     readonly workspaceId: string,
@@ -60,7 +73,82 @@ export class WorkspacePeer {
     return this.active.size > 0;
   }
 
+  /** Whether this peer holds the workspace's agent lease (and so runs its agent runs). */
+  get holdsLease(): boolean {
+    return this.holding;
+  }
+
+  /** Resolves once this peer holds the lease and has synced (standby peers wait here). */
+  whenHolding(): Promise<void> {
+    return this.holding && this.synced ? Promise.resolve() : new Promise((r) => this.holdingWaiters.push(r));
+  }
+
+  /**
+   * Asks for the lease; resolves once this peer holds it and has joined, or is on standby (another
+   * runner holds it). Either way it keeps renewing / asking every `leasePollMs`.
+   */
   async start(): Promise<void> {
+    await this.leaseTick();
+  }
+
+  private get leasePollMs(): number {
+    return this.config.leasePollMs ?? Math.max(100, Math.floor(this.config.leaseMs / 3));
+  }
+
+  private scheduleLease(): void {
+    if (this.closed) return;
+    this.leaseTimer = setTimeout(() => void this.leaseTick(), this.leasePollMs);
+    this.leaseTimer.unref?.();
+  }
+
+  /** One round of the lease: renew (holder) or ask (standby); join or leave accordingly. */
+  private async leaseTick(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const answer = await this.api.lease(this.runner, this.config.leaseMs, this.leaseAbort.signal);
+      if (this.closed) return;
+      if (answer.granted) {
+        this.leaseExpiresAt = answer.expiresAt;
+        if (!this.holding) {
+          this.holding = true;
+          this.log('agent lease taken', { ws: this.workspaceId, runner: this.runner });
+          await this.join(answer.fresh);
+        }
+      } else if (this.holding) {
+        this.lose(`another agent process (${answer.holder}) runs this workspace now`);
+      }
+    } catch (e) {
+      if (this.closed) return;
+      // The server is unreachable: keep running until the lease would have run out, then stop.
+      if (this.holding && Date.now() > this.leaseExpiresAt) this.lose('the agent could not renew its lease with the server');
+      else this.log('agent lease request failed', { ws: this.workspaceId, err: String(e) });
+    } finally {
+      this.scheduleLease();
+    }
+  }
+
+  /** Lost the lease: stop every run (another runner owns them now) and leave the document. */
+  private lose(reason: string): void {
+    this.holding = false;
+    this.log('agent lease lost', { ws: this.workspaceId, runner: this.runner, reason });
+    for (const run of this.active.values()) run.stop(reason, 'error');
+    this.leave();
+  }
+
+  private leave(): void {
+    this.synced = false;
+    this.unobserveRuns?.();
+    this.unobserveRuns = null;
+    this.provider?.destroy();
+    this.socket?.destroy();
+    this.provider = null;
+    this.socket = null;
+  }
+
+  private unobserveRuns: (() => void) | null = null;
+
+  /** Joins the document as the workspace's agent. `fresh`: the lease was not ours a moment ago. */
+  private async join(fresh: boolean): Promise<void> {
     const url = this.config.serverUrl.replace(/^http/, 'ws') + '/collab';
     this.socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: WebSocket, delay: 100, minDelay: 100, maxDelay: 2000 } as never);
     let ready!: () => void;
@@ -78,23 +166,30 @@ export class WorkspacePeer {
     this.provider.setAwarenessField('focus', { panel: 'chat', cellId: null });
     this.provider.setAwarenessField('agent', { model: this.model.config.model, status: 'ready' });
     await syncedOnce;
-    if (this.closed) return;
+    if (this.closed || !this.holding) return;
     this.synced = true;
-    this.recoverOrphans();
-    roots(this.doc).runs.observeDeep(() => this.onRunsChanged());
+    if (fresh) this.recoverOrphans();
+    const runs = roots(this.doc).runs;
+    const onRuns = () => this.onRunsChanged();
+    runs.observeDeep(onRuns);
+    this.unobserveRuns = () => runs.unobserveDeep(onRuns);
     this.onRunsChanged();
+    for (const w of this.holdingWaiters.splice(0)) w();
   }
 
-  /** Runs marked running by an agent that is gone (we are a new replica): they will not finish. */
+  /**
+   * Runs marked running by a runner that is gone (the lease was free or ran out when we took it, so
+   * nobody else runs them): they will not finish. Our own active runs (after a server restart) stay.
+   */
   private recoverOrphans(): void {
     for (const r of listRuns(this.doc)) {
-      if (r.status === 'running') finishRun(this.doc, r.id, 'error', 'the agent restarted during this run; partial changes are kept', agentOrigin(r.id));
+      if (r.status === 'running' && !this.active.has(r.id)) finishRun(this.doc, r.id, 'error', 'the agent restarted during this run; partial changes are kept', agentOrigin(r.id));
       else if (r.status === 'queued' && Date.now() - r.created > this.config.maxQueueAgeMs) finishRun(this.doc, r.id, 'error', 'the agent was offline for too long; ask again', agentOrigin(r.id));
     }
   }
 
   private onRunsChanged(): void {
-    if (!this.synced || this.closed) return;
+    if (!this.synced || this.closed || !this.holding) return;
     for (const r of listRuns(this.doc)) {
       const running = this.active.get(r.id);
       if (running && r.stop && !running.stopped) running.stop(`stopped by ${r.stop.name ?? r.stop.by}`);
@@ -210,6 +305,7 @@ export class WorkspacePeer {
   async close(reason = 'the agent is shutting down'): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
     const runs = [...this.active.values()];
     for (const run of runs) run.stop(reason, 'error');
     const deadline = Date.now() + 2000;
@@ -219,6 +315,10 @@ export class WorkspacePeer {
     if (this.caretTimer) clearTimeout(this.caretTimer);
     this.provider?.destroy();
     this.socket?.destroy();
+    // Hand the workspace over at once (a crash instead lets the lease run out).
+    if (this.holding) await this.api.releaseLease(this.runner, AbortSignal.timeout(2000)).catch(() => {});
+    this.holding = false;
+    this.leaseAbort.abort();
     for (const t of this.tracked.values()) t.undo.destroy();
     this.doc.destroy();
   }

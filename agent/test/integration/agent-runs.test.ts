@@ -248,6 +248,8 @@ describe('agent runs', () => {
     const oldPeer = agent.peer;
     (oldPeer as unknown as { closed: boolean }).closed = true;
     (oldPeer as unknown as { provider: { destroy(): void } }).provider.destroy();
+    // The crashed process no longer renews its lease: it runs out (here at once) and the next one takes over.
+    ctx.server.agentLeases.expire(ws);
     agent = await suite.start(ws, { turns: [{ text: 'Back again.' }] });
     expect(agent.peer.clientId).not.toBe(first);
     const failed = await waitRunEnd(a.doc, runId);

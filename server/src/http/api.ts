@@ -15,6 +15,7 @@ import { handleNotebookApi, type NotebookApiDeps } from './notebook-api.ts';
 import { isAgentClaims } from '../auth/agent-token.ts';
 import type { OccupiedWorkspace } from '../collab/people.ts';
 import { RecoveryError, recover, recoveryOptions } from '../collab/recovery.ts';
+import type { AgentLeases } from '../collab/agent-leases.ts';
 import type { WorkspaceStore } from '../store/workspace-store.ts';
 
 export interface ApiDeps {
@@ -29,6 +30,8 @@ export interface ApiDeps {
   shareLinkDays: number;
   volumeApi: VolumeApiDeps;
   notebook: Omit<NotebookApiDeps, 'requireWorkspace'>;
+  /** One agent runner per workspace (agent-leases.ts). */
+  agentLeases: AgentLeases;
   /** Stored workspaces (recovery reads and replaces their stored state) and where quarantined copies go. */
   store: WorkspaceStore;
   dataDir: string;
@@ -93,6 +96,24 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
     if (parts[0] === 'me' && parts.length === 1 && method === 'GET') {
       sendJson(res, 200, { claims });
       return true;
+    }
+    if (parts[0] === 'agent' && parts[1] === 'workspaces' && parts.length === 4 && parts[3] === 'lease') {
+      if (!isAgentClaims(claims)) throw new HttpError(403, 'forbidden', 'only the Plexus agent\'s service token may hold a workspace\'s agent lease');
+      const ws = parts[2]!;
+      deps.workspaces.get(ws);
+      const body = await readJson(req);
+      const runner = typeof body.runner === 'string' && body.runner.length > 0 && body.runner.length <= 200 ? body.runner : null;
+      if (!runner) throw new HttpError(400, 'bad-runner', 'runner must be a non-empty string (at most 200 characters)');
+      if (method === 'POST') {
+        const ttl = Number(body.ttlMs);
+        if (!Number.isFinite(ttl) || ttl < 100 || ttl > 3_600_000) throw new HttpError(400, 'bad-ttl', 'ttlMs must be between 100 and 3600000');
+        sendJson(res, 200, deps.agentLeases.acquire(ws, runner, ttl));
+        return true;
+      }
+      if (method === 'DELETE') {
+        sendJson(res, 200, { released: deps.agentLeases.release(ws, runner) });
+        return true;
+      }
     }
     if (parts[0] === 'agent' && parts[1] === 'workspaces' && parts.length === 2 && method === 'GET') {
       if (!isAgentClaims(claims)) throw new HttpError(403, 'forbidden', 'only the Plexus agent\'s service token may list the workspaces people are in');

@@ -1,0 +1,89 @@
+/**
+ * One agent runner per workspace: two agent processes (two real peers with their own model) on
+ * one server. Only the lease holder joins and runs; every run is run exactly once and nobody marks
+ * another's runs "restarted". When the holder crashes (stops renewing; its lease runs out — forced
+ * here, so no test waits on a clock) the standby takes over and fails the run left hanging; when a
+ * holder shuts down cleanly the standby takes over at once and fails nothing.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { listRuns } from '@plexus/shared';
+import { waitFor } from '@plexus/testkit';
+import { ask, agentSuite, startAgent, waitRunEnd, type AgentUnderTest } from '@plexus/testkit/agent';
+
+const suite = agentSuite();
+const ctx = suite.ctx;
+// A lease that never runs out by itself in these tests; standby peers ask often.
+const LEASE = { PLEXUS_AGENT_LEASE_MS: '600000', PLEXUS_AGENT_LEASE_POLL_MS: '40' };
+const started: AgentUnderTest[] = [];
+afterEach(async () => {
+  for (const a of started.splice(0)) await a.close().catch(() => {});
+});
+const start = async (ws: string, turns: Parameters<typeof startAgent>[2]) => {
+  const a = await startAgent(ctx.server, ws, turns, LEASE);
+  started.push(a);
+  return a;
+};
+
+describe('one agent runner per workspace', () => {
+  it('a second agent process stays on standby: each run is run once, by the holder, and none is marked restarted', async () => {
+    const { ws, a } = await suite.workspace();
+    const first = await start(ws, { turns: [{ text: 'From the first.', repeat: true }] });
+    const second = await start(ws, { turns: [{ text: 'From the second.', repeat: true }] });
+    expect(first.peer.holdsLease).toBe(true);
+    expect(second.peer.holdsLease).toBe(false);
+    expect(ctx.server.agentLeases.holder(ws)).toBe(first.peer.runner);
+
+    const runs = [ask(a.doc, 'one'), ask(a.doc, 'two'), ask(a.doc, 'three')];
+    for (const id of runs) expect((await waitRunEnd(a.doc, id)).status).toBe('done');
+    expect(first.llm.requests.length).toBe(3);
+    expect(second.llm.requests.length).toBe(0);
+    expect(listRuns(a.doc).filter((r) => r.status !== 'done')).toEqual([]);
+    // The standby never joined: one agent presence in the workspace.
+    const agents = [...a.provider.awareness!.getStates().values()].filter((s) => (s as { user?: { kind?: string } }).user?.kind === 'agent');
+    expect(agents).toHaveLength(1);
+
+    // A clean shutdown hands over at once; nothing is failed.
+    await first.close();
+    await second.peer.whenHolding();
+    const after = await waitRunEnd(a.doc, ask(a.doc, 'four'));
+    expect(after.status).toBe('done');
+    expect(second.llm.requests.length).toBe(1);
+    expect(listRuns(a.doc).map((r) => r.status)).toEqual(['done', 'done', 'done', 'done']);
+    await second.close();
+  });
+
+  it('when the holder crashes mid-run, the standby takes over once its lease runs out, fails that run and serves new ones', async () => {
+    const { ws, a } = await suite.workspace();
+    const holder = await start(ws, { turns: [{ text: 'slow '.repeat(400), chunkSize: 5, delayMs: 20 }] });
+    const standby = await start(ws, { turns: [{ text: 'Taking over.' }] });
+    const hanging = ask(a.doc, 'a long answer');
+    await waitFor(() => listRuns(a.doc).find((r) => r.id === hanging)?.status === 'running', { message: 'run started' });
+    // Crash: the holder stops renewing and disappears without finishing its run.
+    (holder.peer as unknown as { closed: boolean }).closed = true;
+    (holder.peer as unknown as { active: Map<string, unknown> }).active.clear();
+    (holder.peer as unknown as { provider: { destroy(): void } }).provider.destroy();
+    await holder.llm.close();
+    expect(standby.peer.holdsLease).toBe(false);
+    ctx.server.agentLeases.expire(ws);
+    await standby.peer.whenHolding();
+    const failed = await waitRunEnd(a.doc, hanging);
+    expect(failed.status).toBe('error');
+    expect(failed.reason).toMatch(/agent restarted/);
+    expect((await waitRunEnd(a.doc, ask(a.doc, 'are you there?'))).status).toBe('done');
+    await standby.close();
+  });
+
+  it('the lease endpoint is the agent’s alone and checks what it is given', async () => {
+    const { ws } = await suite.workspace();
+    const call = (token: string, body: unknown, method = 'POST') =>
+      fetch(`${ctx.server.url}/api/agent/workspaces/${ws}/lease`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await call(ctx.server.ownerToken, { runner: 'x', ttlMs: 1000 })).status).toBe(403);
+    const agentToken = ctx.server.signer.sign({ ws: '*', role: 'service', sub: 'service:agent', ttlSeconds: 60 });
+    expect((await call(agentToken, { runner: '', ttlMs: 1000 })).status).toBe(400);
+    expect((await call(agentToken, { runner: 'x', ttlMs: 5 })).status).toBe(400);
+    expect(await (await call(agentToken, { runner: 'x', ttlMs: 60_000 })).json()).toMatchObject({ granted: true, holder: 'x', fresh: true });
+    expect(await (await call(agentToken, { runner: 'y', ttlMs: 60_000 })).json()).toMatchObject({ granted: false, holder: 'x' });
+    expect(await (await call(agentToken, { runner: 'x' }, 'DELETE')).json()).toEqual({ released: true });
+    expect(await (await call(agentToken, { runner: 'y', ttlMs: 60_000 })).json()).toMatchObject({ granted: true, holder: 'y' });
+  });
+});
