@@ -1,5 +1,6 @@
 /** Agent configuration from environment variables, with defaults. Effects: reads env. */
 import path from 'node:path';
+import type { QuotaLimits } from './peer/quota.ts';
 import { DEFAULT_PORT } from '@plexus/shared';
 import type { RunLimits } from './run/agent-run.ts';
 
@@ -23,6 +24,10 @@ export interface AgentConfig {
   leaveAfterMs: number;
   /** Queued runs older than this when the agent comes online are failed, not started (ms). */
   maxQueueAgeMs: number;
+  /** Requests and model tokens per hour, per person and per workspace (0: no limit). */
+  quota: QuotaLimits;
+  /** Where the quota ledger is kept between restarts. */
+  quotaFile: string;
   /** How long the workspace's agent lease lasts unless renewed (one runner per workspace). */
   leaseMs: number;
   /** How often the lease is renewed, or asked for on standby (default: a third of leaseMs). */
@@ -57,6 +62,13 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConf
     leaveAfterMs: num(env, 'PLEXUS_AGENT_LEAVE_AFTER_MS', 60_000),
     maxQueueAgeMs: num(env, 'PLEXUS_AGENT_MAX_QUEUE_AGE_MS', 30 * 60_000),
     leaseMs: Math.max(1000, num(env, 'PLEXUS_AGENT_LEASE_MS', 15_000)),
+    quota: {
+      requestsPerHourPerPerson: num(env, 'PLEXUS_AGENT_REQUESTS_PER_HOUR_PERSON', 30),
+      requestsPerHourPerWorkspace: num(env, 'PLEXUS_AGENT_REQUESTS_PER_HOUR_WORKSPACE', 150),
+      tokensPerHourPerPerson: num(env, 'PLEXUS_AGENT_TOKENS_PER_HOUR_PERSON', 1_000_000),
+      tokensPerHourPerWorkspace: num(env, 'PLEXUS_AGENT_TOKENS_PER_HOUR_WORKSPACE', 4_000_000),
+    },
+    quotaFile: env.PLEXUS_AGENT_QUOTA_FILE || path.join(path.resolve(env.PLEXUS_DATA_DIR ?? './data'), 'agent-usage.json'),
     leasePollMs: num(env, 'PLEXUS_AGENT_LEASE_POLL_MS', 0) || undefined,
     limits: {
       maxSteps: Math.max(1, num(env, 'PLEXUS_AGENT_MAX_STEPS', 30)),

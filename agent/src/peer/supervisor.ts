@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import type { AgentConfig } from '../config.ts';
 import type { Model } from '../llm/model.ts';
 import { WorkspacePeer } from './workspace-peer.ts';
+import { AgentQuota } from './quota.ts';
 
 export type Log = (msg: string, extra?: Record<string, unknown>) => void;
 
@@ -18,12 +19,16 @@ export class Supervisor {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private warned = '';
+  /** One ledger for the whole process: a person's limits span the workspaces they use. */
+  private readonly quota: AgentQuota;
 
   constructor(
     private readonly config: AgentConfig,
     private readonly model: Model,
     private readonly log: Log,
-  ) {}
+  ) {
+    this.quota = new AgentQuota(config.quota, config.quotaFile);
+  }
 
   /** The agent's service token (re-read each time: the server rewrites the file on start). */
   token = (): string => {
@@ -62,7 +67,7 @@ export class Supervisor {
     for (const id of withPeople) {
       this.emptySince.delete(id);
       if (this.peers.has(id)) continue;
-      const peer = new WorkspacePeer(id, this.config, this.model, this.token, this.log);
+      const peer = new WorkspacePeer(id, this.config, this.model, this.token, this.log, this.quota);
       this.peers.set(id, peer);
       this.log('joining workspace', { ws: id, clientId: peer.clientId });
       peer.start().catch((e) => this.log('could not join workspace', { ws: id, err: String(e) }));

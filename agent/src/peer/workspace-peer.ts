@@ -23,6 +23,7 @@ import type { Model } from '../llm/model.ts';
 import { AgentRun } from '../run/agent-run.ts';
 import type { Presence } from '../tools/tool.ts';
 import { ServerApi } from './server-api.ts';
+import { AgentQuota } from './quota.ts';
 import { hostname } from 'node:os';
 
 export const AGENT_USER_ID = 'agent';
@@ -59,6 +60,8 @@ export class WorkspacePeer {
     private readonly model: Model,
     private readonly token: () => string,
     private readonly log: (msg: string, extra?: Record<string, unknown>) => void,
+    /** Shared by every workspace of this agent process (per-person limits span workspaces). */
+    private readonly quota: AgentQuota = new AgentQuota(config.quota),
   ) {
     this.author = { id: AGENT_USER_ID, name: config.name, kind: 'agent', color: config.color };
     this.api = new ServerApi(config.serverUrl, token, workspaceId);
@@ -195,7 +198,11 @@ export class WorkspacePeer {
       if (running && r.stop && !running.stopped) running.stop(`stopped by ${r.stop.name ?? r.stop.by}`);
       if (r.status === 'queued' && !running) {
         if (r.stop) finishRun(this.doc, r.id, 'stopped', `stopped by ${r.stop.name ?? r.stop.by} before it started`, agentOrigin(r.id));
-        else if (this.active.size < this.config.maxConcurrentRuns) this.begin(r);
+        else if (this.active.size < this.config.maxConcurrentRuns) {
+          const refusal = this.quota.refusal(this.workspaceId, r.request.by.id);
+          if (refusal) finishRun(this.doc, r.id, 'error', refusal, agentOrigin(r.id));
+          else this.begin(r);
+        }
       }
       if (r.undo && !r.undone && isFinished(r.status)) this.undo(r);
     }
@@ -223,11 +230,13 @@ export class WorkspacePeer {
     });
     this.tracked.set(r.id, { origin, undo, run });
     this.active.set(r.id, run);
+    const spent = this.quota.begin(this.workspaceId, r.request.by.id);
     this.log('run started', { ws: this.workspaceId, run: r.id });
     void run
       .execute()
       .catch((e) => this.log('run crashed', { run: r.id, err: String(e) }))
       .finally(() => {
+        spent(getRun(this.doc, r.id)?.tokens.total ?? 0);
         this.active.delete(r.id);
         this.log('run ended', { ws: this.workspaceId, run: r.id, status: getRun(this.doc, r.id)?.status });
         this.trimTracked();
