@@ -1,0 +1,78 @@
+/**
+ * The Hocuspocus endpoint (`/collab`): every frame is validated before Hocuspocus sees it (a
+ * malformed one closes the socket with a clear code), and awareness is checked and stamped with
+ * the identity of the token each document was authenticated with (awareness-guard.ts).
+ * Effects: network.
+ */
+import type { IncomingMessage } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { Hocuspocus } from '@hocuspocus/server';
+import type { WebSocket } from 'ws';
+import { CloseCodes, type TokenClaims } from '@plexus/shared';
+import type { TokenSigner } from '../auth/tokens.ts';
+import type { Logger } from '../log.ts';
+import { type AwarenessGuard, encodeAwarenessEntries, reframeAwareness } from './awareness-guard.ts';
+import { ProtocolError } from './errors.ts';
+import { validateHocuspocusFrame } from './validate.ts';
+
+export interface HocuspocusEndpointDeps {
+  hocuspocus: Hocuspocus;
+  signer: TokenSigner;
+  guard: AwarenessGuard;
+  log: Logger;
+}
+
+function toRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
+    else if (v !== undefined) headers.set(k, v);
+  }
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { headers });
+}
+
+/** Serves one upgraded `/collab` socket. */
+export function serveHocuspocus({ hocuspocus, signer, guard, log }: HocuspocusEndpointDeps, ws: WebSocket, req: IncomingMessage): void {
+  const conn = hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, toRequest(req));
+  // Identity per socket for the awareness checks: one owner key, and the claims of the token each
+  // document was authenticated with (role checked, sub and name stamped; Hocuspocus itself
+  // refuses bad tokens).
+  const ownerKey = `hp:${randomUUID()}`;
+  const roles = new Map<string, TokenClaims>();
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    let frame = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    try {
+      if (!isBinary) throw new ProtocolError(CloseCodes.MalformedMessage, 'text frames are not part of the protocol');
+      const f = validateHocuspocusFrame(frame);
+      if (f.token !== undefined) {
+        try {
+          roles.set(f.documentName, signer.verify(f.token));
+        } catch {
+          roles.delete(f.documentName);
+        }
+      }
+      if (f.awareness) {
+        const claims = roles.get(f.documentName);
+        // Not (or not validly) authenticated for this document: Hocuspocus would queue the frame
+        // and apply it unchecked after authentication, or refuse the document; drop it instead.
+        if (!claims) return;
+        const live = hocuspocus.documents.get(f.documentName);
+        const who = { ownerKey, role: claims.role, sub: claims.sub, ...(claims.name !== undefined ? { name: claims.name } : {}) };
+        const checked = guard.check(f.documentName, who, f.awareness, (id) => live?.awareness.meta.get(id)?.clock);
+        // Identity stamped from the token: Hocuspocus applies and relays the stamped states.
+        if (checked.stamped) frame = reframeAwareness(frame, encodeAwarenessEntries(checked.entries));
+      }
+    } catch (e) {
+      const err = e as ProtocolError;
+      log.warn('frame refused; connection closed', { code: err.code, reason: err.reason, detail: err.message, protocol: 'hocuspocus' });
+      ws.close(err.code, err.reason);
+      return;
+    }
+    conn.handleMessage(frame);
+  });
+  ws.on('close', (code: number, reason: Buffer) => {
+    for (const doc of roles.keys()) guard.release(doc, ownerKey);
+    conn.handleClose({ code, reason: reason.toString() });
+  });
+  ws.on('error', (e) => log.warn('websocket error', { err: e }));
+}

@@ -1,0 +1,65 @@
+/**
+ * WebSocket upgrades on the one port: `/collab` (Hocuspocus) and `/yjs/<workspace>` (plain
+ * y-websocket, authorised here from the query string; refusals are accepted and closed with a
+ * clear code so clients see the reason). Anything else, or a server not ready yet, gets an HTTP error.
+ * Effects: network.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { WebSocketServer } from 'ws';
+import { CloseCodes, HOCUSPOCUS_PATH, YWS_PATH_PREFIX } from '@plexus/shared';
+import type { TokenSigner } from '../auth/tokens.ts';
+import type { Logger } from '../log.ts';
+import type { WorkspaceStore } from '../store/workspace-store.ts';
+import { authorize } from '../collab/access.ts';
+import type { ProtocolError } from '../collab/errors.ts';
+import { serveHocuspocus, type HocuspocusEndpointDeps } from '../collab/hocuspocus-endpoint.ts';
+import type { YwsBridge } from '../collab/yws-bridge.ts';
+
+export interface UpgradeDeps extends HocuspocusEndpointDeps {
+  wss: WebSocketServer;
+  store: WorkspaceStore;
+  bridge: YwsBridge;
+  isReady: () => boolean;
+  signer: TokenSigner;
+  log: Logger;
+}
+
+function refuseUpgrade(socket: Duplex, status: number, text: string): void {
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+/** The server's 'upgrade' listener. */
+export function upgradeHandler(deps: UpgradeDeps): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  const { wss, signer, store, bridge, log } = deps;
+  return (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (!deps.isReady()) return refuseUpgrade(socket, 503, 'Service Unavailable');
+    if (url.pathname === HOCUSPOCUS_PATH || url.pathname === HOCUSPOCUS_PATH + '/') {
+      wss.handleUpgrade(req, socket, head, (ws) => serveHocuspocus(deps, ws, req));
+      return;
+    }
+    if (url.pathname.startsWith(YWS_PATH_PREFIX)) {
+      const id = decodeURIComponent(url.pathname.slice(YWS_PATH_PREFIX.length));
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        // Accept, then close with a clear code: clients see the reason, not a bare HTTP error.
+        let claims;
+        try {
+          claims = authorize(signer, store, url.searchParams.get('token'), id, url.searchParams.get('epoch'));
+        } catch (e) {
+          const err = e as ProtocolError;
+          log.warn('connection refused', { ws: id, reason: err.reason, detail: err.message, protocol: 'y-websocket' });
+          ws.close(err.code, err.reason);
+          return;
+        }
+        log.info('connection authorized', { ws: id, role: claims.role, sub: claims.sub, protocol: 'y-websocket' });
+        bridge.serve(ws, id, claims).catch((e) => {
+          log.error('y-websocket peer failed', { ws: id, err: e });
+          ws.close(CloseCodes.LoadFailed.code, CloseCodes.LoadFailed.reason);
+        });
+      });
+      return;
+    }
+    refuseUpgrade(socket, 404, 'Not Found');
+  };
+}
