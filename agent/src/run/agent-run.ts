@@ -13,8 +13,8 @@ import {
 } from '@plexus/shared';
 import type { Model, Message, ToolCall } from '../llm/model.ts';
 import { ALL_TOOLS, TOOLS_BY_NAME, openAiTools } from '../tools/index.ts';
+import { ToolArgumentError } from '../tools/validate.ts';
 import { ToolRefusal, type ActResult, type Presence, type ToolContext, type ToolResult } from '../tools/tool.ts';
-import { parseArguments, ToolArgumentError } from '../tools/validate.ts';
 import type { ServerApi } from '../peer/server-api.ts';
 import { ServerApiError } from '../peer/server-api.ts';
 import { ReplyStream } from './reply-stream.ts';
@@ -184,8 +184,7 @@ export class AgentRun {
     const tool = TOOLS_BY_NAME.get(call.name);
     if (!tool) return end({ status: 'error', summary: `unknown tool "${call.name}"`, content: JSON.stringify({ ok: false, error: `unknown tool "${call.name}"; available tools: ${[...TOOLS_BY_NAME.keys()].join(', ')}` }) });
     try {
-      const args = parseArguments(tool.parameters, call.arguments);
-      return end(await tool.run(this.toolContext(), args));
+      return end(await tool.call(this.toolContext(), call.arguments));
     } catch (e) {
       if (this.stopReason) {
         end({ status: 'error', summary: 'stopped', content: '' });

@@ -2,10 +2,10 @@
  * Chat tools (seed 003): suggested values (chips that send a message), suggested actions (buttons
  * that do one thing for the person who clicks), and the run's plan shown above the answer.
  */
-import { SUGGESTED_ACTIONS, setRunPlan, setSuggestions, type PlanStep, type SuggestedAction, type SuggestedValue } from '@plexus/shared';
-import { ok, type Tool } from './tool.ts';
+import { SUGGESTED_ACTIONS, setRunPlan, setSuggestions } from '@plexus/shared';
+import { ok, defineTool, type Tool } from './tool.ts';
 
-const suggest: Tool = {
+const suggest = defineTool({
   name: 'suggest',
   description:
     'Offers follow-ups under your answer: `values` are chips that send `value` to you as the person\'s next message; `actions` are buttons (run_cell, run_all, focus_cell, load_view, open_table, open_viewer with a target cell id / view name / table name). Call at most once, at the end.',
@@ -31,14 +31,14 @@ const suggest: Tool = {
     additionalProperties: false,
   },
   async run(ctx, a) {
-    const values = (a.values as SuggestedValue[] | undefined) ?? [];
-    const actions = (a.actions as SuggestedAction[] | undefined) ?? [];
+    const values = a.values ?? [];
+    const actions = a.actions ?? [];
     setSuggestions(ctx.doc, ctx.replyId, { values, actions }, ctx.origin);
     return ok(`${values.length} chips, ${actions.length} buttons`, { ok: true });
   },
-};
+});
 
-const plan: Tool = {
+const plan = defineTool({
   name: 'update_plan',
   description: 'Shows your plan for a multi-step task above your answer and marks progress (status todo, doing, done, skipped). Send the whole list each time.',
   parameters: {
@@ -55,10 +55,10 @@ const plan: Tool = {
     additionalProperties: false,
   },
   async run(ctx, a) {
-    const steps = a.steps as PlanStep[];
+    const steps = a.steps;
     setRunPlan(ctx.doc, ctx.runId, steps, ctx.origin);
     return ok(`plan: ${steps.filter((s) => s.status === 'done').length}/${steps.length} done`, { ok: true });
   },
-};
+});
 
 export const chatTools: Tool[] = [suggest, plan];

@@ -5,7 +5,7 @@
  * and no access to files or the network, so a query can neither write nor reach anything else.
  */
 import { getTable, listTables } from '@plexus/shared';
-import { ok, ToolRefusal, type Tool, type ToolContext } from './tool.ts';
+import { ok, ToolRefusal, defineTool, type Tool, type ToolContext } from './tool.ts';
 
 const TABLE = { type: 'string', minLength: 1, maxLength: 63, description: 'Table name (see list_tables)' } as const;
 const ROW_CAP = 200;
@@ -27,7 +27,7 @@ function literal(v: unknown): string {
   return `'${String(v).replace(/'/g, "''")}'`;
 }
 
-const listTablesTool: Tool = {
+const listTablesTool = defineTool({
   name: 'list_tables',
   description: 'Uploaded tables: name, rows, columns with types. SQL cells and the sql tool query them by name.',
   parameters: { type: 'object', properties: {}, additionalProperties: false },
@@ -35,31 +35,31 @@ const listTablesTool: Tool = {
     const tables = listTables(ctx.doc).map((t) => ({ name: t.name, rows: t.rows, file: t.fileName, columns: t.columns }));
     return ok(`${tables.length} tables`, tables);
   },
-};
+});
 
-const previewTool: Tool = {
+const previewTool = defineTool({
   name: 'preview_table',
   description: 'Rows of a table (offset, limit ≤ 100).',
   parameters: { type: 'object', properties: { table: TABLE, offset: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 100 } }, required: ['table'], additionalProperties: false },
   async run(ctx, a) {
-    const t = requireTable(ctx, a.table as string);
-    const r = await ctx.api.preview(t.name, (a.offset as number) ?? 0, (a.limit as number) ?? 20, ctx.signal);
+    const t = requireTable(ctx, a.table);
+    const r = await ctx.api.preview(t.name, a.offset ?? 0, a.limit ?? 20, ctx.signal);
     return ok(`${r.rows.length} of ${r.totalRows} rows`, r);
   },
-};
+});
 
-const describeTool: Tool = {
+const describeTool = defineTool({
   name: 'describe_table',
   description: 'Column statistics of a table: count, nulls, distinct, min, max, mean, std, quartiles.',
   parameters: { type: 'object', properties: { table: TABLE }, required: ['table'], additionalProperties: false },
   async run(ctx, a) {
-    const t = requireTable(ctx, a.table as string);
+    const t = requireTable(ctx, a.table);
     return ok(`${t.columns.length} columns`, await ctx.api.describe(t.name, ctx.signal));
   },
-};
+});
 
 const OPS = ['=', '!=', '<', '<=', '>', '>=', 'contains', 'is null', 'is not null'] as const;
-const queryTableTool: Tool = {
+const queryTableTool = defineTool({
   name: 'query_table',
   description: 'Selects columns and filters rows of a table without writing SQL: columns, where (all conditions must hold), order_by, limit (≤ 200).',
   parameters: {
@@ -85,37 +85,37 @@ const queryTableTool: Tool = {
     additionalProperties: false,
   },
   async run(ctx, a) {
-    const t = requireTable(ctx, a.table as string);
+    const t = requireTable(ctx, a.table);
     const known = new Set(t.columns.map((c) => c.name));
     const col = (c: string) => {
       if (!known.has(c)) throw new ToolRefusal(`table ${t.name} has no column "${c}" (columns: ${[...known].join(', ')})`);
       return ident(c);
     };
-    const cols = (a.columns as string[] | undefined)?.length ? (a.columns as string[]).map(col).join(', ') : '*';
-    const conds = ((a.where as Array<{ column: string; op: (typeof OPS)[number]; value?: unknown }>) ?? []).map((w) => {
+    const cols = a.columns?.length ? a.columns.map(col).join(', ') : '*';
+    const conds = (a.where ?? []).map((w) => {
       const c = col(w.column);
       if (w.op === 'is null' || w.op === 'is not null') return `${c} ${w.op.toUpperCase()}`;
       if (w.value === undefined) throw new ToolRefusal(`condition on ${w.column} needs a value`);
       if (w.op === 'contains') return `CAST(${c} AS VARCHAR) ILIKE ${literal(`%${String(w.value)}%`)}`;
       return `${c} ${w.op} ${literal(w.value)}`;
     });
-    const sql = `SELECT ${cols} FROM ${ident(t.name)}${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}${a.order_by ? ` ORDER BY ${col(a.order_by as string)}${a.descending ? ' DESC' : ''}` : ''}`;
-    const r = await ctx.api.query(sql, (a.limit as number) ?? 50, ctx.signal);
+    const sql = `SELECT ${cols} FROM ${ident(t.name)}${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}${a.order_by ? ` ORDER BY ${col(a.order_by)}${a.descending ? ' DESC' : ''}` : ''}`;
+    const r = await ctx.api.query(sql, a.limit ?? 50, ctx.signal);
     return ok(`${r.rowCount} rows${r.truncated ? ' (more exist)' : ''}`, { sql, ...r });
   },
-};
+});
 
-const sqlTool: Tool = {
+const sqlTool = defineTool({
   name: 'sql',
   description: 'Runs one read-only SELECT (DuckDB dialect) over the uploaded tables and returns at most `limit` rows (≤ 200). Anything that writes, reads files or URLs, or changes settings is refused.',
   parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1, maxLength: 20_000 }, limit: { type: 'integer', minimum: 1, maximum: ROW_CAP } }, required: ['query'], additionalProperties: false },
   async run(ctx, a) {
-    const r = await ctx.api.query(a.query as string, (a.limit as number) ?? 50, ctx.signal);
+    const r = await ctx.api.query(a.query, a.limit ?? 50, ctx.signal);
     return ok(`${r.rowCount} rows${r.truncated ? ' (more exist)' : ''}`, r);
   },
-};
+});
 
-const histogramTool: Tool = {
+const histogramTool = defineTool({
   name: 'histogram',
   description: 'Histogram of a numeric table column (table + column), or of the voxel values of a served volume (dataset + volume_layer; optional bbox "x0,y0,z0,x1,y1,z1" and scale).',
   parameters: {
@@ -132,20 +132,20 @@ const histogramTool: Tool = {
     additionalProperties: false,
   },
   async run(ctx, a) {
-    const bins = (a.bins as number) ?? 20;
+    const bins = a.bins ?? 20;
     if (a.table) {
-      const t = requireTable(ctx, a.table as string);
+      const t = requireTable(ctx, a.table);
       if (!a.column) throw new ToolRefusal('give the column');
-      return ok(`histogram of ${t.name}.${String(a.column)}`, await ctx.api.tableHistogram(t.name, a.column as string, bins, ctx.signal));
+      return ok(`histogram of ${t.name}.${String(a.column)}`, await ctx.api.tableHistogram(t.name, a.column, bins, ctx.signal));
     }
     if (a.dataset && a.volume_layer) {
       const params: Record<string, string | number> = { bins };
-      if (a.bbox) params.bbox = a.bbox as string;
-      if (a.scale !== undefined) params.scale = a.scale as number;
-      return ok(`histogram of ${String(a.dataset)}/${String(a.volume_layer)}`, await ctx.api.volumeHistogram(a.dataset as string, a.volume_layer as string, params, ctx.signal));
+      if (a.bbox) params.bbox = a.bbox;
+      if (a.scale !== undefined) params.scale = a.scale;
+      return ok(`histogram of ${String(a.dataset)}/${String(a.volume_layer)}`, await ctx.api.volumeHistogram(a.dataset, a.volume_layer, params, ctx.signal));
     }
     throw new ToolRefusal('give table and column, or dataset and volume_layer');
   },
-};
+});
 
 export const dataTools: Tool[] = [listTablesTool, previewTool, describeTool, queryTableTool, sqlTool, histogramTool];

@@ -5,9 +5,9 @@
  */
 import {
   cellSource, cellState, getCell, isCellKind, listCells, newCellId, planTextEdit, readCellRun, requestRun,
-  previewOutput, readAck, type CellKind,
+  previewOutput, readAck,
 } from '@plexus/shared';
-import { actResult, ok, ToolRefusal, type Tool, type ToolContext } from './tool.ts';
+import { actResult, ok, ToolRefusal, defineTool, type Tool, type ToolContext } from './tool.ts';
 
 const CELL_ID = { type: 'string', description: 'Cell id as given by get_notebook_state (c_…)', maxLength: 100 } as const;
 const MAX_SOURCE = 50_000;
@@ -18,7 +18,7 @@ function requireCell(ctx: ToolContext, id: string) {
   return cell;
 }
 
-const getNotebookState: Tool = {
+const getNotebookState = defineTool({
   name: 'get_notebook_state',
   description: 'The notebook: every cell in order with id, kind, name, source, run state and short previews of its outputs (no images). Call it before editing cells you have not seen.',
   parameters: { type: 'object', properties: {}, additionalProperties: false },
@@ -31,22 +31,22 @@ const getNotebookState: Tool = {
     ctx.presence.focus('notebook');
     return ok(`${cells.length} cells`, { cells });
   },
-};
+});
 
-const getCellTool: Tool = {
+const getCellTool = defineTool({
   name: 'get_cell',
   description: 'One cell in full: source (up to 20 000 characters), run state and output previews.',
   parameters: { type: 'object', properties: { cell_id: CELL_ID }, required: ['cell_id'], additionalProperties: false },
   async run(ctx, a) {
-    const cell = requireCell(ctx, a.cell_id as string);
+    const cell = requireCell(ctx, a.cell_id);
     const i = listCells(ctx.doc).findIndex((c) => c.id === cell.id);
     ctx.seen.set(cell.id, cellSource(cell));
     ctx.presence.focus('notebook', cell.id);
     return ok(`cell ${cell.id}`, cellState(ctx.doc, cell, i, { cellSource: 20_000, cellOutput: 4000 }));
   },
-};
+});
 
-const createCellTool: Tool = {
+const createCellTool = defineTool({
   name: 'create_cell',
   description:
     'Creates a cell. kind: "code" (JavaScript; top-level declarations are visible to other cells, `await` allowed), "sql" (DuckDB; give it a name to use its result as a table/value elsewhere), or "markdown". Inserted after after_cell_id, or at the end.',
@@ -62,17 +62,17 @@ const createCellTool: Tool = {
     additionalProperties: false,
   },
   async run(ctx, a) {
-    const kind = a.kind as CellKind;
+    const kind = a.kind;
     if (!isCellKind(kind)) throw new ToolRefusal('kind must be code, sql or markdown');
-    const after = (a.after_cell_id as string | null | undefined) ?? undefined;
+    const after = a.after_cell_id ?? undefined;
     if (after) requireCell(ctx, after);
-    if (a.name !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(a.name as string)) throw new ToolRefusal(`"${String(a.name)}" is not a valid name (letters, digits, _; not starting with a digit)`);
+    if (a.name !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(a.name)) throw new ToolRefusal(`"${String(a.name)}" is not a valid name (letters, digits, _; not starting with a digit)`);
     const cellId = newCellId();
-    const r = await ctx.act('create_cell', { type: 'create_cell', cellId, kind, source: a.source as string, ...(a.name ? { name: a.name as string } : {}), ...(after !== undefined ? { after } : {}) });
-    if (r.kind === 'applied') ctx.seen.set(cellId, a.source as string);
+    const r = await ctx.act('create_cell', { type: 'create_cell', cellId, kind, source: a.source, ...(a.name ? { name: a.name } : {}), ...(after !== undefined ? { after } : {}) });
+    if (r.kind === 'applied') ctx.seen.set(cellId, a.source);
     return actResult(r, `new ${kind} cell`, { cell_id: cellId });
   },
-};
+});
 
 /** Applies a new full source for a cell, three-way against what the model last saw. */
 async function rewrite(ctx: ToolContext, tool: string, cellId: string, proposed: string) {
@@ -90,15 +90,15 @@ async function rewrite(ctx: ToolContext, tool: string, cellId: string, proposed:
   return actResult(r, `edit cell ${cellId}`, { cell_id: cellId });
 }
 
-const updateCellTool: Tool = {
+const updateCellTool = defineTool({
   name: 'update_cell',
   description:
     'Replaces a cell\'s source with `source` (the complete new text). Only the parts you changed are applied; if people edited other parts since you read the cell, their edits are kept. Prefer replace_in_cell for small changes.',
   parameters: { type: 'object', properties: { cell_id: CELL_ID, source: { type: 'string', maxLength: MAX_SOURCE } }, required: ['cell_id', 'source'], additionalProperties: false },
-  run: (ctx, a) => rewrite(ctx, 'update_cell', a.cell_id as string, a.source as string),
-};
+  run: (ctx, a) => rewrite(ctx, 'update_cell', a.cell_id, a.source),
+});
 
-const replaceInCellTool: Tool = {
+const replaceInCellTool = defineTool({
   name: 'replace_in_cell',
   description: 'Replaces one exact occurrence of `find` in a cell by `replace` (find must occur exactly once; include enough surrounding text).',
   parameters: {
@@ -108,38 +108,38 @@ const replaceInCellTool: Tool = {
     additionalProperties: false,
   },
   async run(ctx, a) {
-    const cell = requireCell(ctx, a.cell_id as string);
+    const cell = requireCell(ctx, a.cell_id);
     const current = cellSource(cell);
-    const find = a.find as string;
+    const find = a.find;
     const at = current.indexOf(find);
     if (at < 0) throw new ToolRefusal('`find` does not occur in the cell (call get_cell for its current text)');
     if (current.indexOf(find, at + 1) >= 0) throw new ToolRefusal('`find` occurs more than once; include more surrounding text');
     ctx.seen.set(cell.id, current);
-    return rewrite(ctx, 'replace_in_cell', cell.id, current.slice(0, at) + (a.replace as string) + current.slice(at + find.length));
+    return rewrite(ctx, 'replace_in_cell', cell.id, current.slice(0, at) + a.replace + current.slice(at + find.length));
   },
-};
+});
 
-const deleteCellTool: Tool = {
+const deleteCellTool = defineTool({
   name: 'delete_cell',
   description: 'Deletes a cell. Always becomes a proposal that a person must accept.',
   parameters: { type: 'object', properties: { cell_id: CELL_ID, why: { type: 'string', maxLength: 500 } }, required: ['cell_id'], additionalProperties: false },
   async run(ctx, a) {
-    const cell = requireCell(ctx, a.cell_id as string);
-    return actResult(await ctx.act('delete_cell', { type: 'delete_cell', cellId: cell.id, source: cellSource(cell) }, a.why as string | undefined), `delete cell ${cell.id}`);
+    const cell = requireCell(ctx, a.cell_id);
+    return actResult(await ctx.act('delete_cell', { type: 'delete_cell', cellId: cell.id, source: cellSource(cell) }, a.why), `delete cell ${cell.id}`);
   },
-};
+});
 
-const moveCellTool: Tool = {
+const moveCellTool = defineTool({
   name: 'move_cell',
   description: 'Moves a cell after another (after_cell_id) or to the top (null).',
   parameters: { type: 'object', properties: { cell_id: CELL_ID, after_cell_id: { anyOf: [CELL_ID, { type: 'null' }] } }, required: ['cell_id', 'after_cell_id'], additionalProperties: false },
   async run(ctx, a) {
-    const cell = requireCell(ctx, a.cell_id as string);
-    const after = a.after_cell_id as string | null;
+    const cell = requireCell(ctx, a.cell_id);
+    const after = a.after_cell_id;
     if (after) requireCell(ctx, after);
     return actResult(await ctx.act('move_cell', { type: 'move_cell', cellId: cell.id, after }), `move cell ${cell.id}`);
   },
-};
+});
 
 /** Waits until the cell's run started after `since` has finished, or the timeout or a stop. */
 function waitForRun(ctx: ToolContext, cellId: string, requestId: string, timeoutMs: number): Promise<'finished' | 'timeout' | 'gone'> {
@@ -174,7 +174,7 @@ function waitForRun(ctx: ToolContext, cellId: string, requestId: string, timeout
   });
 }
 
-const runCellTool: Tool = {
+const runCellTool = defineTool({
   name: 'run_cell',
   description: 'Runs a code or SQL cell (and the cells that depend on it) on the kernel and waits for its result: state, duration and output previews, or the error.',
   parameters: {
@@ -184,12 +184,12 @@ const runCellTool: Tool = {
     additionalProperties: false,
   },
   async run(ctx, a) {
-    const cell = requireCell(ctx, a.cell_id as string);
+    const cell = requireCell(ctx, a.cell_id);
     if (cell.kind === 'markdown') throw new ToolRefusal('markdown cells do not run');
     ctx.presence.focus('notebook', cell.id);
     const requestId = requestRun(ctx.doc, cell.id, { id: 'agent', name: ctx.author.name }, ctx.origin);
     if (!requestId) throw new ToolRefusal('this cell cannot run');
-    const timeoutMs = Math.min(ctx.maxRunWaitMs, ((a.timeout_s as number | undefined) ?? 30) * 1000);
+    const timeoutMs = Math.min(ctx.maxRunWaitMs, (a.timeout_s ?? 30) * 1000);
     const outcome = await waitForRun(ctx, cell.id, requestId, timeoutMs);
     if (outcome === 'gone') return { status: 'error', summary: 'the cell was deleted', content: JSON.stringify({ ok: false, error: 'the cell was deleted while it ran' }) };
     const run = readCellRun(ctx.doc, cell.id);
@@ -201,6 +201,6 @@ const runCellTool: Tool = {
     const summary = state === 'done' ? `done in ${run?.exec?.durationMs ?? '?'} ms${outputs[0] ? `: ${outputs[0]}` : ''}` : `${state}${err && err.type === 'error' ? `: ${err.message}` : run?.exec?.reason ? `: ${run.exec.reason}` : ''}`;
     return { status: state === 'done' ? 'done' : 'error', summary, content: JSON.stringify({ ok: state === 'done', state, durationMs: run?.exec?.durationMs, count: run?.exec?.count, outputs, ...(run?.exec?.reason ? { reason: run.exec.reason } : {}) }) };
   },
-};
+});
 
 export const notebookTools: Tool[] = [getNotebookState, getCellTool, createCellTool, updateCellTool, replaceInCellTool, deleteCellTool, moveCellTool, runCellTool];

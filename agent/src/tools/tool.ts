@@ -5,7 +5,7 @@
  */
 import type * as Y from 'yjs';
 import type { AgentAction, AgentOrigin, ChatAuthor } from '@plexus/shared';
-import type { JsonSchema } from './validate.ts';
+import { parseArguments, type FromSchema, type JsonSchema } from './validate.ts';
 import type { ServerApi } from '../peer/server-api.ts';
 
 export interface Presence {
@@ -54,11 +54,30 @@ export interface ToolResult {
   content: string;
 }
 
+/** A tool as the run loop sees it: its schema for the model, and a call that validates, then runs. */
 export interface Tool {
   name: string;
   description: string;
   parameters: JsonSchema;
-  run(ctx: ToolContext, args: Record<string, unknown>): Promise<ToolResult>;
+  /** Parses and validates the model's raw argument string (ToolArgumentError), then runs. */
+  call(ctx: ToolContext, rawArguments: string): Promise<ToolResult>;
+}
+
+/** A tool's one definition: its argument schema gives the model's JSON schema, the validation and the type of `args`. */
+export interface ToolDefinition<S extends JsonSchema> {
+  name: string;
+  description: string;
+  parameters: S;
+  run(ctx: ToolContext, args: FromSchema<S>): Promise<ToolResult>;
+}
+
+export function defineTool<const S extends JsonSchema & { readonly type: 'object' }>(def: ToolDefinition<S>): Tool {
+  return {
+    name: def.name,
+    description: def.description,
+    parameters: def.parameters,
+    call: async (ctx, raw) => def.run(ctx, parseArguments(def.parameters, raw)),
+  };
 }
 
 /** Raised by a tool for a request it refuses on principle (the model gets the reason). */

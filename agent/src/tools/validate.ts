@@ -5,22 +5,43 @@
  * every problem with its path, so the model can correct itself. Pure module.
  */
 
+import type { Json, JsonObject } from '@plexus/shared';
+
+type JsonType = 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null';
+
 export interface JsonSchema {
-  type?: 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null' | Array<'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null'>;
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: readonly string[];
-  additionalProperties?: boolean | JsonSchema;
-  items?: JsonSchema;
-  enum?: readonly unknown[];
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  anyOf?: JsonSchema[];
+  readonly type?: JsonType | readonly JsonType[];
+  readonly description?: string;
+  readonly properties?: { readonly [k: string]: JsonSchema };
+  readonly required?: readonly string[];
+  readonly additionalProperties?: boolean | JsonSchema;
+  readonly items?: JsonSchema;
+  readonly enum?: readonly unknown[];
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly minLength?: number;
+  readonly maxLength?: number;
+  readonly minItems?: number;
+  readonly maxItems?: number;
+  readonly anyOf?: readonly JsonSchema[];
 }
+
+// The TypeScript type of the values a schema accepts, computed from the schema literal itself (the
+// schemas are written `as const`), so a tool's argument type is never written twice.
+type Primitive<T> = T extends 'string' ? string : T extends 'number' | 'integer' ? number : T extends 'boolean' ? boolean : T extends 'null' ? null
+  : T extends 'array' ? Json[] : T extends 'object' ? JsonObject : never;
+type RequiredKeys<S> = S extends { readonly required: readonly (infer R)[] } ? R : never;
+type Flatten<T> = { [K in keyof T]: T[K] } & {};
+type ObjectOf<S> = S extends { readonly properties: infer P }
+  ? Flatten<{ -readonly [K in keyof P as K extends RequiredKeys<S> ? K : never]: FromSchema<P[K]> } & { -readonly [K in keyof P as K extends RequiredKeys<S> ? never : K]?: FromSchema<P[K]> }>
+  : S extends { readonly additionalProperties: infer A extends JsonSchema } ? Record<string, FromSchema<A>> : JsonObject;
+export type FromSchema<S> = S extends { readonly anyOf: readonly (infer A)[] } ? FromSchema<A>
+  : S extends { readonly enum: readonly (infer E)[] } ? E
+  : S extends { readonly type: 'object' } ? ObjectOf<S>
+  : S extends { readonly type: 'array'; readonly items: infer I } ? FromSchema<I>[]
+  : S extends { readonly type: readonly (infer T)[] } ? Primitive<T>
+  : S extends { readonly type: infer T } ? Primitive<T>
+  : Json;
 
 function typeOf(v: unknown): string {
   if (v === null) return 'null';
@@ -84,7 +105,7 @@ export class ToolArgumentError extends Error {}
  * Parses a tool call's raw argument string and validates it. Throws ToolArgumentError with every
  * problem listed.
  */
-export function parseArguments(schema: JsonSchema, raw: string): Record<string, unknown> {
+export function parseArguments<const S extends JsonSchema>(schema: S, raw: string): FromSchema<S> {
   let value: unknown;
   try {
     value = raw.trim() === '' ? {} : JSON.parse(raw);
@@ -93,5 +114,6 @@ export function parseArguments(schema: JsonSchema, raw: string): Record<string, 
   }
   const problems = validate(schema, value);
   if (problems.length) throw new ToolArgumentError(`invalid arguments: ${problems.join('; ')}`);
-  return value as Record<string, unknown>;
+  // The one place a value becomes its schema's type: `validate` has just checked it against S.
+  return value as FromSchema<S>;
 }

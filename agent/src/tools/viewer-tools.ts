@@ -7,7 +7,7 @@ import {
   getSettings, getTable, layerForServedVolume, layerNames, maskedLink, readLayer, readViewerState, roiColumns, roiRowCentre,
   stateLink, summarizeViewer, viewerBefore, type Camera, type Json, type JsonObject, type NgLayer, type ServedLayer,
 } from '@plexus/shared';
-import { actResult, ok, ToolRefusal, type Tool, type ToolContext } from './tool.ts';
+import { actResult, ok, ToolRefusal, defineTool, type Tool, type ToolContext } from './tool.ts';
 import { refuseLayerSources } from './source-policy.ts';
 
 const LAYER = { type: 'string', minLength: 1, maxLength: 200, description: 'Layer name (see get_viewer_state)' } as const;
@@ -19,7 +19,7 @@ function requireLayer(ctx: ToolContext, name: string): NgLayer {
   return l;
 }
 
-const getViewerState: Tool = {
+const getViewerState = defineTool({
   name: 'get_viewer_state',
   description: 'The shared viewer: layers (type, source, visibility, shader controls, annotation counts), camera, layout and named views.',
   parameters: { type: 'object', properties: {}, additionalProperties: false },
@@ -27,9 +27,9 @@ const getViewerState: Tool = {
     ctx.presence.focus('viewer');
     return ok(`${layerNames(ctx.doc).length} layers`, summarizeViewer(ctx.doc, { maxChars: 8000 }));
   },
-};
+});
 
-const setView: Tool = {
+const setView = defineTool({
   name: 'set_view',
   description: 'Moves the shared camera: position (viewer coordinates, e.g. [x, y, t]), zoom as cross_section_scale (smaller = closer), projection_scale, layout ("xy", "4panel", "3d", …).',
   parameters: {
@@ -44,44 +44,44 @@ const setView: Tool = {
   },
   async run(ctx, a) {
     const camera: Camera = {};
-    if (a.position) camera.position = a.position as Json;
-    if (a.cross_section_scale !== undefined) camera.crossSectionScale = a.cross_section_scale as number;
-    if (a.projection_scale !== undefined) camera.projectionScale = a.projection_scale as number;
+    if (a.position) camera.position = a.position;
+    if (a.cross_section_scale !== undefined) camera.crossSectionScale = a.cross_section_scale;
+    if (a.projection_scale !== undefined) camera.projectionScale = a.projection_scale;
     const layout = typeof a.layout === 'string' ? a.layout : undefined;
     if (Object.keys(camera).length === 0 && !layout) throw new ToolRefusal('give at least one of position, cross_section_scale, projection_scale, layout');
     ctx.presence.focus('viewer');
     return actResult(await ctx.act('set_view', viewerBefore(ctx.doc, { type: 'set_camera', camera, ...(layout ? { layout } : {}) })), 'move the view');
   },
-};
+});
 
-const setLayer: Tool = {
+const setLayer = defineTool({
   name: 'set_layer',
   description: 'Shows/hides a layer or sets its opacity.',
   parameters: { type: 'object', properties: { layer: LAYER, visible: { type: 'boolean' }, opacity: { type: 'number', minimum: 0, maximum: 1 } }, required: ['layer'], additionalProperties: false },
   async run(ctx, a) {
-    requireLayer(ctx, a.layer as string);
+    requireLayer(ctx, a.layer);
     const props: Record<string, Json> = {};
-    if (a.visible !== undefined) props.visible = a.visible as boolean;
-    if (a.opacity !== undefined) props.opacity = a.opacity as number;
+    if (a.visible !== undefined) props.visible = a.visible;
+    if (a.opacity !== undefined) props.opacity = a.opacity;
     if (!Object.keys(props).length) throw new ToolRefusal('give visible or opacity');
-    return actResult(await ctx.act('set_layer', viewerBefore(ctx.doc, { type: 'set_layer', layer: a.layer as string, props })), `change layer ${String(a.layer)}`);
+    return actResult(await ctx.act('set_layer', viewerBefore(ctx.doc, { type: 'set_layer', layer: a.layer, props })), `change layer ${String(a.layer)}`);
   },
-};
+});
 
-const setLut: Tool = {
+const setLut = defineTool({
   name: 'set_lut',
   description: 'Sets the display range (LUT / contrast) of an image layer: values ≤ min are black, ≥ max white. Uses the layer\'s `normalized` shader control.',
   parameters: { type: 'object', properties: { layer: LAYER, min: { type: 'number' }, max: { type: 'number' } }, required: ['layer', 'min', 'max'], additionalProperties: false },
   async run(ctx, a) {
-    const l = requireLayer(ctx, a.layer as string);
+    const l = requireLayer(ctx, a.layer);
     if (l.type !== 'image') throw new ToolRefusal(`layer "${l.name}" is a ${String(l.type)} layer; the LUT applies to image layers`);
-    if ((a.max as number) <= (a.min as number)) throw new ToolRefusal('max must be greater than min');
-    const action = viewerBefore(ctx.doc, { type: 'set_shader_control', layer: l.name, control: 'normalized', value: { range: [a.min as number, a.max as number] } });
+    if (a.max <= a.min) throw new ToolRefusal('max must be greater than min');
+    const action = viewerBefore(ctx.doc, { type: 'set_shader_control', layer: l.name, control: 'normalized', value: { range: [a.min, a.max] } });
     return actResult(await ctx.act('set_lut', action), `LUT of ${l.name}`);
   },
-};
+});
 
-const setShaderControl: Tool = {
+const setShaderControl = defineTool({
   name: 'set_shader_control',
   description: 'Sets one shader control of a layer by name (for example a colour, a brightness, or `normalized` as {"range":[lo,hi]}).',
   parameters: {
@@ -91,13 +91,13 @@ const setShaderControl: Tool = {
     additionalProperties: false,
   },
   async run(ctx, a) {
-    requireLayer(ctx, a.layer as string);
-    const action = viewerBefore(ctx.doc, { type: 'set_shader_control', layer: a.layer as string, control: a.control as string, value: a.value as Json });
+    requireLayer(ctx, a.layer);
+    const action = viewerBefore(ctx.doc, { type: 'set_shader_control', layer: a.layer, control: a.control, value: a.value });
     return actResult(await ctx.act('set_shader_control', action), `${String(a.control)} of ${String(a.layer)}`);
   },
-};
+});
 
-const listVolumes: Tool = {
+const listVolumes = defineTool({
   name: 'list_volumes',
   description: 'Volumes this Plexus server serves (datasets and their layers), which add_layer can add.',
   parameters: { type: 'object', properties: {}, additionalProperties: false },
@@ -105,9 +105,9 @@ const listVolumes: Tool = {
     const ds = await ctx.api.volumes(ctx.signal);
     return ok(`${ds.length} datasets`, ds.map((d) => ({ dataset: d.name, status: d.status ?? 'ready', layers: d.layers.map((l) => ({ name: l.name, type: (l.info as { type?: string } | undefined)?.type ?? 'image' })) })));
   },
-};
+});
 
-const addLayerTool: Tool = {
+const addLayerTool = defineTool({
   name: 'add_layer',
   description:
     'Adds a layer: either a volume of this server (dataset + volume_layer, see list_volumes), or an empty annotation layer (type "annotation"), or a source URL from the allowed hosts. Layers cannot point anywhere else.',
@@ -124,7 +124,7 @@ const addLayerTool: Tool = {
     additionalProperties: false,
   },
   async run(ctx, a) {
-    const name = a.name as string;
+    const name = a.name;
     if (layerNames(ctx.doc).includes(name)) throw new ToolRefusal(`a layer named "${name}" exists already`);
     let layer: NgLayer;
     if (a.dataset || a.volume_layer) {
@@ -136,24 +136,24 @@ const addLayerTool: Tool = {
       layer = { type: 'annotation', name, source: 'local://annotations', annotations: [] } as NgLayer;
     } else {
       if (!a.source) throw new ToolRefusal('give dataset and volume_layer, or type "annotation", or a source');
-      layer = { type: (a.type as string) ?? 'image', name, source: a.source as string } as NgLayer;
+      layer = { type: a.type ?? 'image', name, source: a.source } as NgLayer;
     }
     const why = refuseLayerSources(layer.source as Json, ctx.allowedSourcePrefixes);
     if (why) throw new ToolRefusal(why);
     ctx.presence.focus('viewer');
     return actResult(await ctx.act('add_layer', { type: 'add_layer', layer }), `add layer ${name}`);
   },
-};
+});
 
-const removeLayerTool: Tool = {
+const removeLayerTool = defineTool({
   name: 'remove_layer',
   description: 'Removes a layer. Always becomes a proposal that a person must accept.',
   parameters: { type: 'object', properties: { layer: LAYER, why: { type: 'string', maxLength: 500 } }, required: ['layer'], additionalProperties: false },
   async run(ctx, a) {
-    requireLayer(ctx, a.layer as string);
-    return actResult(await ctx.act('remove_layer', { type: 'remove_layer', layer: a.layer as string }, a.why as string | undefined), `remove layer ${String(a.layer)}`);
+    requireLayer(ctx, a.layer);
+    return actResult(await ctx.act('remove_layer', { type: 'remove_layer', layer: a.layer }, a.why), `remove layer ${String(a.layer)}`);
   },
-};
+});
 
 const POINT = {
   type: 'object',
@@ -162,7 +162,7 @@ const POINT = {
   additionalProperties: false,
 } as const;
 
-const addAnnotationsTool: Tool = {
+const addAnnotationsTool = defineTool({
   name: 'add_annotations',
   description:
     'Adds point annotations to an annotation layer (created if missing): given `points`, or taken from rows of an uploaded table (`from_table` with its position columns, detected when named x/y or centroid_x/centroid_y; optional SQL `where` filter). Coordinates are the viewer\'s.',
@@ -190,14 +190,14 @@ const addAnnotationsTool: Tool = {
     additionalProperties: false,
   },
   async run(ctx, a) {
-    const layerName = a.layer as string;
+    const layerName = a.layer;
     const existing = readLayer(ctx.doc, layerName);
     if (existing && existing.type !== 'annotation') throw new ToolRefusal(`layer "${layerName}" is a ${String(existing.type)} layer, not an annotation layer`);
     const annotations: JsonObject[] = [];
-    for (const p of (a.points as Array<{ x: number; y: number; z?: number; description?: string }> | undefined) ?? []) {
+    for (const p of a.points ?? []) {
       annotations.push({ type: 'point', id: `a${annotations.length}-${Date.now().toString(36)}`, point: p.z === undefined ? [p.x, p.y] : [p.x, p.y, p.z], ...(p.description ? { description: p.description } : {}) });
     }
-    const ft = a.from_table as { table: string; x_column?: string; y_column?: string; z_column?: string; label_column?: string; where?: string; limit?: number } | undefined;
+    const ft = a.from_table;
     if (ft) {
       const table = getTable(ctx.doc, ft.table);
       if (!table) throw new ToolRefusal(`no table named "${ft.table}"`);
@@ -225,18 +225,18 @@ const addAnnotationsTool: Tool = {
     ctx.presence.focus('viewer');
     return actResult(await ctx.act('add_annotations', { type: 'add_annotations', layer: layerName, annotations }), `${annotations.length} annotations`, { count: annotations.length });
   },
-};
+});
 
-const saveView: Tool = {
+const saveView = defineTool({
   name: 'save_view',
   description: 'Saves the current shared view (camera, layout, per-layer display) as a named view everyone can load.',
   parameters: { type: 'object', properties: { name: { type: 'string', minLength: 1, maxLength: 100 } }, required: ['name'], additionalProperties: false },
   async run(ctx, a) {
-    return actResult(await ctx.act('save_view', { type: 'save_view', name: a.name as string }), `save view ${String(a.name)}`);
+    return actResult(await ctx.act('save_view', { type: 'save_view', name: a.name }), `save view ${String(a.name)}`);
   },
-};
+});
 
-const exportLink: Tool = {
+const exportLink = defineTool({
   name: 'export_link',
   description: 'A Neuroglancer link of the current shared view (on the workspace\'s Neuroglancer host), as a markdown link to paste in your answer.',
   parameters: { type: 'object', properties: {}, additionalProperties: false },
@@ -244,6 +244,6 @@ const exportLink: Tool = {
     const url = stateLink(readViewerState(ctx.doc), getSettings(ctx.doc).neuroglancerHost);
     return ok(`link (${url.length} chars)`, { markdown: maskedLink(url) });
   },
-};
+});
 
 export const viewerTools: Tool[] = [getViewerState, setView, setLayer, setLut, setShaderControl, listVolumes, addLayerTool, removeLayerTool, addAnnotationsTool, saveView, exportLink];

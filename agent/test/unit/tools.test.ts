@@ -39,6 +39,11 @@ describe('tool argument validation', () => {
     expect(validate(move, { cell_id: 'c_1', after_cell_id: null })).toEqual([]);
     expect(validate(move, { cell_id: 'c_1', after_cell_id: 5 })).toEqual(['arguments.after_cell_id: does not match any allowed form']);
   });
+  it('a tool is one definition: call() validates the raw arguments against its schema before running', async () => {
+    const tool = TOOLS_BY_NAME.get('get_cell')!;
+    await expect(tool.call({} as never, '{"cell_id": 5}')).rejects.toThrow(/arguments.cell_id: expected string, got integer/);
+    await expect(tool.call({} as never, '{"cell_id": "c_1", "x": 1}')).rejects.toThrow(/arguments.x: is not a known argument/);
+  });
   it('every tool has a unique name, a description and an object schema without unknown keys', () => {
     expect(new Set(ALL_TOOLS.map((t) => t.name)).size).toBe(ALL_TOOLS.length);
     for (const t of ALL_TOOLS) {
