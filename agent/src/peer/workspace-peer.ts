@@ -30,6 +30,19 @@ export const AGENT_USER_ID = 'agent';
 /** Shortest interval between two published caret positions (ms). */
 const CARET_INTERVAL_MS = 50;
 
+/**
+ * A socket that ignores its own 'error' events: closing a socket that is still connecting (leaving
+ * on a lost lease, shutting down during a reconnect) emits one after the provider has removed its
+ * listeners, which would otherwise crash the agent process (as it did the kernel, see
+ * docs/performance.md §10).
+ */
+class QuietWebSocket extends WebSocket {
+  constructor(...args: ConstructorParameters<typeof WebSocket>) {
+    super(...args);
+    this.on('error', () => {});
+  }
+}
+
 interface Tracked {
   origin: AgentOrigin;
   undo: Y.UndoManager;
@@ -153,7 +166,7 @@ export class WorkspacePeer {
   /** Joins the document as the workspace's agent. `fresh`: the lease was not ours a moment ago. */
   private async join(fresh: boolean): Promise<void> {
     const url = this.config.serverUrl.replace(/^http/, 'ws') + '/collab';
-    this.socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: WebSocket, delay: 100, minDelay: 100, maxDelay: 2000 } as never);
+    this.socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: QuietWebSocket, delay: 100, minDelay: 100, maxDelay: 2000 } as never);
     let ready!: () => void;
     const syncedOnce = new Promise<void>((r) => (ready = r));
     this.provider = new HocuspocusProvider({
