@@ -3,3 +3,4 @@ export * from './spec.ts';
 export * from './workspace-schema.ts';
 export * from './check.ts';
 export * from './repair.ts';
+export type * from './helper-types.ts';

@@ -29,11 +29,11 @@ const person = z.object({ id, name: z.string().max(200).optional() });
 
 const runTrigger = z.enum(['request', 'upstream', 'run-all', 'run-stale', 'inputs']);
 const requester = z.object({ id: z.string().max(200), name: z.string().max(200).optional() }).nullable();
-const runRequest = z.object({ id, by: z.string().max(200), name: z.string().max(200).optional(), at: time, seen: z.string().max(200).nullable() });
-const kernelCommand = z.object({ id, by: z.string().max(200), name: z.string().max(200).optional(), at: time });
-const pendingRun = z.object({ runId: id, requestId: z.string().nullable(), trigger: runTrigger, requestedBy: requester, queuedAt: time });
-const staleMark = z.object({ reason: str(2000), names: z.array(z.string()).optional(), at: time });
-const kernelStatus = z.object({
+export const runRequest = z.object({ id, by: z.string().max(200), name: z.string().max(200).optional(), at: time, seen: z.string().max(200).nullable() });
+export const kernelCommand = z.object({ id, by: z.string().max(200), name: z.string().max(200).optional(), at: time });
+export const pendingRun = z.object({ runId: id, requestId: z.string().nullable(), trigger: runTrigger, requestedBy: requester, queuedAt: time });
+export const staleMark = z.object({ reason: str(2000), names: z.array(z.string()).optional(), at: time });
+export const kernelStatus = z.object({
   state: z.enum(['starting', 'idle', 'busy', 'restarting', 'offline']),
   generation: count,
   count,
@@ -43,24 +43,24 @@ const kernelStatus = z.object({
   updatedAt: time,
 });
 
-const chatAuthor = z.object({ id, name: z.string().max(200), kind: z.enum(['person', 'agent', 'system']), color: z.string().max(64).optional() });
+export const chatAuthor = z.object({ id, name: z.string().max(200), kind: z.enum(['person', 'agent', 'system']), color: z.string().max(64).optional() });
 const messageStatus = z.enum(['done', 'streaming', 'stopped', 'error']);
-const proposal = z.object({ runId: id, action: z.looseObject({ type: z.string() }), title: str(2000), why: str(4000).optional(), destructive: str(500).optional() });
-const proposalOutcome = z.object({ status: z.enum(['accepted', 'dismissed', 'failed']), by: z.string().max(200), name: z.string().max(200).optional(), at: time, message: str(4000) });
-const suggestions = z.object({
+export const proposal = z.object({ runId: id, action: z.looseObject({ type: z.string() }), title: str(2000), why: str(4000).optional(), destructive: str(500).optional() });
+export const proposalOutcome = z.object({ status: z.enum(['accepted', 'dismissed', 'failed']), by: z.string().max(200), name: z.string().max(200).optional(), at: time, message: str(4000) });
+export const suggestions = z.object({
   values: z.array(z.object({ label: str(60), value: str(2000) })).max(6),
   actions: z.array(z.object({ label: str(60), action: z.string().max(40), target: str(200).optional() })).max(6),
 });
 
-const runRequestInfo = z.object({ by: person, messageId: id, text: str(8000), at: time, followUp: id.optional() });
-const runSignal = z.object({ by: z.string().max(200), name: z.string().max(200).optional(), at: time });
-const tokenUsage = z.object({ prompt: count, completion: count, total: count });
-const planStep = z.object({ text: str(2000), status: z.enum(['todo', 'doing', 'done', 'skipped']) });
-const auditEntry = z.object({ at: time, tool: str(100), change: str(2000), target: str(500) });
-const undoOutcome = z.object({ ok: z.boolean(), at: time, by: z.string().max(200), message: str(4000) });
+export const runRequestInfo = z.object({ by: person, messageId: id, text: str(8000), at: time, followUp: id.optional() });
+export const runSignal = z.object({ by: z.string().max(200), name: z.string().max(200).optional(), at: time });
+export const tokenUsage = z.object({ prompt: count, completion: count, total: count });
+export const planStep = z.object({ text: str(2000), status: z.enum(['todo', 'doing', 'done', 'skipped']) });
+export const auditEntry = z.object({ at: time, tool: str(100), change: str(2000), target: str(500) });
+export const undoOutcome = z.object({ ok: z.boolean(), at: time, by: z.string().max(200), message: str(4000) });
 
 const tableColumn = z.object({ name: z.string(), type: z.string() });
-const dataTable = z.object({
+export const dataTable = z.object({
   name: z.string(),
   fileName: z.string(),
   format: z.enum(['csv', 'tsv', 'parquet', 'json']),
@@ -73,7 +73,7 @@ const dataTable = z.object({
 });
 
 /** What an imported Jupyter cell came from (notebook/jupyter.ts), carried through to export. */
-const jupyterCell = z.object({
+export const jupyterCell = z.object({
   cellType: z.enum(['code', 'markdown', 'raw']),
   kind: z.enum(['markdown', 'code', 'sql']),
   id: z.string().max(64).optional(),

@@ -1,0 +1,38 @@
+/**
+ * The helpers' value types and the schema agree: every plain value a helper writes has a type the
+ * schema's zod schema accepts. Compile-time only (checked by `npm test`'s type check); a change to
+ * either side that breaks the agreement fails the build, here, with both names.
+ * Pure module (types only).
+ */
+import type { z } from 'zod';
+import type { ChatAuthor } from '../chat.ts';
+import type { DataTable } from '../notebook/data.ts';
+import type { KernelCommand, KernelStatus, PendingRun, RunRequest, StaleMark } from '../notebook/runs.ts';
+import type { JupyterCellRecord } from '../notebook/jupyter.ts';
+import type { AuditEntry, PlanStep, RunRequestInfo, RunSignal, TokenUsage, UndoOutcome } from '../agent/runs.ts';
+import type { Proposal, ProposalOutcome } from '../agent/actions.ts';
+import type { Suggestions } from '../agent/suggestions.ts';
+import type * as W from './workspace-schema.ts';
+
+/** `Value` (what a helper writes) must be a value of schema `S`. */
+type Fits<S extends z.ZodType, Value extends z.input<S>> = Value;
+
+export type HelperValuesFitTheSchema = [
+  Fits<typeof W.runRequest, RunRequest>,
+  Fits<typeof W.kernelCommand, KernelCommand>,
+  Fits<typeof W.pendingRun, PendingRun>,
+  Fits<typeof W.staleMark, StaleMark>,
+  Fits<typeof W.kernelStatus, KernelStatus>,
+  Fits<typeof W.chatAuthor, ChatAuthor>,
+  Fits<typeof W.proposal, Proposal>,
+  Fits<typeof W.proposalOutcome, ProposalOutcome>,
+  Fits<typeof W.suggestions, Suggestions>,
+  Fits<typeof W.runRequestInfo, RunRequestInfo>,
+  Fits<typeof W.runSignal, RunSignal>,
+  Fits<typeof W.tokenUsage, TokenUsage>,
+  Fits<typeof W.planStep, PlanStep>,
+  Fits<typeof W.auditEntry, AuditEntry>,
+  Fits<typeof W.undoOutcome, UndoOutcome>,
+  Fits<typeof W.dataTable, DataTable>,
+  Fits<typeof W.jupyterCell, JupyterCellRecord>,
+];
