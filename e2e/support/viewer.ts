@@ -25,6 +25,12 @@ export const ngState = (page: Page): Promise<any> => page.evaluate(() => (global
 /** The document's viewer state in the page. */
 export const docState = (page: Page): Promise<any> => page.evaluate(() => (globalThis as any).__plexusViewer.docState());
 export const ngPosition = async (page: Page): Promise<number[]> => (await ngState(page)).position;
+/** Camera positions of the others, as this page's awareness has received them. */
+export const peerPositions = (page: Page): Promise<number[][]> =>
+  page.evaluate(() => {
+    const aw = (globalThis as any).__plexus.awareness;
+    return [...aw.getStates()].filter(([id]: [number]) => id !== aw.clientID).map(([, s]: [number, any]) => s?.viewer?.camera?.position).filter(Boolean);
+  });
 export const navMode = (page: Page): Promise<string> => page.evaluate(() => (globalThis as any).__plexusViewer.binding.getMode().kind);
 
 /** The WebGL canvas of the page's viewer. */

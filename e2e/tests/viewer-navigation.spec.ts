@@ -3,7 +3,7 @@
  * "bring everyone here", ROI stepping, and state links that import identically elsewhere.
  */
 import { ALICE, BOB, expect, openWorkspace, test, uniq } from '../support/plexus.ts';
-import { annotationState, docState, dragViewer, navMode, ngPosition, ngState, samePosition, seedViewer, twoInViewer, waitViewer } from '../support/viewer.ts';
+import { annotationState, docState, dragViewer, navMode, ngPosition, ngState, peerPositions, samePosition, seedViewer, twoInViewer, waitViewer } from '../support/viewer.ts';
 
 test('shared view: a camera move by alice reaches bob through the document', async ({ plexus, actor }) => {
   const { workspace, alice, bob } = await twoInViewer(plexus, actor, 'viewer shared');
@@ -45,7 +45,9 @@ test('follow: bob follows alice, her moves reach him by awareness until he moves
   await expect(bob.page.getByTestId('viewer-status')).toContainText('On your own');
   const bobAt = await ngPosition(bob.page);
   await dragViewer(alice.page, 0, -120);
-  await alice.page.waitForTimeout(300);
+  // Bob's page has received Alice's new camera (a state, not a 300 ms guess) and stays put.
+  const aliceAt = await ngPosition(alice.page);
+  await expect.poll(async () => (await peerPositions(bob.page)).some((p) => samePosition(p, aliceAt))).toBe(true);
   expect(samePosition(await ngPosition(bob.page), bobAt)).toBe(true);
 });
 

@@ -37,8 +37,10 @@ describe('agent and server restarts', () => {
     await peer.start();
     const runId = ask(alice.doc, 'count');
     await waitFor(() => ((listMessages(alice.doc).find((m) => m.id === getRun(alice.doc, runId)?.replyId)?.text.length ?? 0) > 30 ? true : null), { timeout: 10_000 });
+    const closesBefore = alice.closes.length;
     await server.kill('SIGKILL');
-    await new Promise((r) => setTimeout(r, 400));
+    // Restart once the peers have seen the connection drop (a state, not 400 ms).
+    await waitFor(() => alice.closes.length > closesBefore, { message: 'Alice saw the server go' });
     server = await startChildServer(dataDir, { PORT: String(port) });
     const run = await waitRunEnd(alice.doc, runId, 30_000);
     expect(run.status).toBe('done');

@@ -56,14 +56,15 @@ describe('durability under SIGKILL', () => {
             const cell = getCell(c.doc, cells[i]!);
             insertCellText(c.doc, cells[i]!, cell ? cellSource(cell).length : 0, marker, userOrigin(`c${i}`));
           }
-          const end = Date.now() + 2000;
-          while (!stopped && c.provider.unsyncedChanges > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
-          if (stopped || c.provider.unsyncedChanges > 0) return;
+          while (!stopped && c.provider.unsyncedChanges > 0) await new Promise((r) => setTimeout(r, 1));
+          if (stopped) return;
           burst.forEach((m) => acked.add(m));
         }
       });
-      // Kill at a random moment while everyone is typing.
-      await new Promise((r) => setTimeout(r, 80 + Math.floor(rand() * 400)));
+      // Kill at a random moment while everyone is typing: after a random amount of acknowledged
+      // traffic (not a random delay, which a slow machine could fill with nothing).
+      const target = acked.size + 11 + Math.floor(rand() * 40);
+      await waitFor(() => acked.size >= target, { timeout: 60_000, message: `${target} acknowledged markers` });
       await server.kill('SIGKILL');
       server = null;
       stopped = true;

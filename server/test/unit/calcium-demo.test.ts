@@ -13,7 +13,8 @@ import { calciumKernel, dffFromSpikes, kernelPeakTime, simulateCalcium, type Cal
 import { frameRenderer } from '../../src/volumes/demo/calcium-render.ts';
 import { writeDemoDataset, DEMO_GENERATOR_VERSION, type DemoLayout } from '../../src/volumes/demo/demo-dataset.ts';
 import { demoDatasetDir, ensureDemoDataset, isDemoDatasetCurrent } from '../../src/volumes/demo/ensure-demo.ts';
-import { tempDirs } from '@plexus/testkit';
+import { tempDirs } from '@plexus/testkit/dirs';
+import { waitFor } from '@plexus/testkit/wait';
 
 const SMALL: Partial<CalciumParams> = { width: 48, height: 40, frames: 50, neurons: 8, seed: 7 };
 const LAYOUT: Partial<DemoLayout> = { movieChunk: [32, 32, 16], planeChunk: [32, 32] };
@@ -215,7 +216,11 @@ describe('ensureDemoDataset', () => {
     const other = tmp();
     const ac = new AbortController();
     const run = ensureDemoDataset(other, log, { params: { ...SMALL, frames: 2000 }, layout: LAYOUT, worker: true, signal: ac.signal });
-    setTimeout(() => ac.abort(), 50);
+    // Abort while the worker is writing (its temporary directory exists), not after a guessed 50 ms:
+    // the main thread has not handled the worker's end yet, so the abort always lands mid-run.
+    const volumesDir = path.join(other, 'volumes');
+    await waitFor(() => fs.existsSync(volumesDir) && fs.readdirSync(volumesDir).some((f) => f.includes('.tmp-')), { interval: 1, message: 'generation under way' });
+    ac.abort();
     await expect(run).rejects.toThrow(/aborted/);
     expect(fs.readdirSync(path.join(other, 'volumes'))).toEqual([]);
   });

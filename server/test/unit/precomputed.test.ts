@@ -12,7 +12,7 @@ import { openLayer } from '../../src/volumes/chunk-source.ts';
 import { allocVoxels, chunkName, chunksIntersecting, decodeRawChunk, encodeRawChunk, parseBox, parseInfo, VolumeError, type Box, type DataType, type Vec3, type VoxelArray } from '../../src/volumes/precomputed.ts';
 import { binOf, circleMask, histogram, maskTrace, readRegion, roiTrace } from '../../src/volumes/sampling.ts';
 import { makeInfo, PrecomputedWriter } from '../../src/volumes/writer.ts';
-import { tempDirs } from '@plexus/testkit';
+import { tempDirs } from '@plexus/testkit/dirs';
 
 const dirs = tempDirs('plexus-precomputed-');
 const tmp = dirs.make;
