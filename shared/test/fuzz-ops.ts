@@ -379,9 +379,9 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
       else S.deleteNamedView(doc, v.id, o);
     }),
 
-    // ---- workspace: settings (people), title and the tables registry (the server; people remove tables)
+    // ---- workspace: settings and title (people), the tables registry (the server; people remove tables)
     person('setSetting', 1, (doc, o) => S.setSetting(doc, 'agentMode', rng.pick(['direct', 'propose'] as const), o)),
-    server('setTitle', 1, (doc, o) => S.setTitle(doc, 'Title ' + rng.string(4, 'xyz'), o)),
+    person('setTitle', 1, (doc, o) => S.setTitle(doc, 'Title ' + rng.string(4, 'xyz'), o)),
     server('registerTable', 1, (doc, o) =>
       S.registerTable(doc, { name: `t${rng.int(4)}`, fileName: 'x.csv', format: 'csv', columns: [{ name: 'a', type: 'BIGINT' }], rows: rng.int(9), bytes: 1, storedBytes: 1, uploadedBy: { id: 'u0' }, created: 1 }, o)),
     person('unregisterTable', 1, (doc, o) => void S.unregisterTable(doc, `t${rng.int(4)}`, o)),

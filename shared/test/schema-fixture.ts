@@ -30,6 +30,7 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   const ada = { id: 'u_ada', name: 'Ada' };
 
   if (!on) S.initWorkspace(doc, { title: 'Fixture', created: 1 }, server);
+  S.setTitle(doc, 'Fixture workspace', person);
   S.setSetting(doc, 'agentMode', 'direct', person);
   S.setSetting(doc, 'neuroglancerHost', 'https://example.org/', person);
 

@@ -6,10 +6,11 @@
  * A feature that adds state adds its records and their write rules here.
  * Pure module.
  *
- * Who writes what, in short: people and the agent author cells, chat and the viewer; only the
- * kernel writes run results and its status; only the agent writes its runs' progress; only the
- * server writes the workspace's identity (schema version, title, creation time) and the uploaded
- * tables' registry.
+ * Who writes what, in short: people and the agent author cells, chat and the viewer; people
+ * rename the workspace and change its settings; only the kernel writes run results and its
+ * status; only the agent writes its runs' progress; only the server writes the workspace's
+ * identity (schema version, creation time), the uploaded tables' registry and imported Jupyter
+ * records.
  */
 import { z } from 'zod';
 import {
@@ -106,7 +107,8 @@ const settings = record('workspace settings', {
 
 const meta = record('workspace meta', {
   schemaVersion: field(json('a schema version', count), SERVER, { create: SERVER }),
-  title: field(json('a title', str(200)), SERVER, { create: SERVER }),
+  // People rename the workspace in the header (the server mirrors it into its registry).
+  title: field(json('a title', z.string().min(1).max(200)), PEOPLE, { create: SERVER }),
   created: field(json('a time', time), SERVER, { create: SERVER }),
   settings: field(settings, SERVER),
   // An imported notebook's metadata (kernelspec, language_info, widgets…), for export.
