@@ -1,8 +1,10 @@
 /**
- * Offline editing. Chromium's offline emulation (`context.setOffline`) blocks new connections
- * but leaves an open WebSocket alone, so going offline here is: network off + the open socket
- * closed (what a real network loss ends in). The provider then retries on its own and fails
- * while offline; when the network is back it reconnects by itself (no test-side `connect()`).
+ * Offline editing. Alice's collaboration socket goes through a Playwright WebSocket route from
+ * the first page load on, so the test decides when the sync server is reachable: going offline
+ * closes both sides of her open socket (what a real network loss ends in) and refuses every new
+ * one until she is back. (Chromium's `context.setOffline` is not used: it leaves open sockets
+ * alone and, in CI, let a reconnect through.) The provider retries on its own and fails while
+ * offline; when she is back it reconnects by itself (no test-side `connect()`).
  *
  * While alice is offline both edit; her edits are kept in IndexedDB and survive a reload made
  * while the sync server is still unreachable; once she is back both sides converge and the server
@@ -56,13 +58,22 @@ test('offline edits are kept locally (also across a reload) and merge when alice
   const bobLink = await plexus.share(workspace.id, 'editor');
   const alice = await actor(ALICE);
   const bob = await actor(BOB);
+  let offline = false;
+  const open: { page: WebSocketRoute; server: WebSocketRoute }[] = [];
+  await alice.page.routeWebSocket(/\/collab/, (ws: WebSocketRoute) => {
+    if (offline) return ws.close();
+    open.push({ page: ws, server: ws.connectToServer() });
+  });
   await openWorkspace(alice.page, plexus, workspace.id);
   await openWorkspace(bob.page, plexus, workspace.id, bobLink.token);
   await expect(bob.page.getByTestId('avatar')).toHaveCount(2);
 
   // --- Alice loses the network.
-  await alice.context.setOffline(true);
-  await alice.page.evaluate(() => (globalThis as any).__plexus.provider.configuration.websocketProvider.webSocket?.close());
+  offline = true;
+  for (const ws of open.splice(0)) {
+    await ws.server.close();
+    await ws.page.close();
+  }
   await expect(alice.page.getByTestId('connection-status')).toHaveText('offline');
   // The server noticed: bob no longer sees her.
   await expect(bob.page.getByTestId('avatar')).toHaveCount(1);
@@ -93,16 +104,10 @@ test('offline edits are kept locally (also across a reload) and merge when alice
   await expect(bob.page.getByTestId('cell')).toHaveCount(2);
   await expect(alice.page.getByTestId('connection-status')).toHaveText('offline');
 
-  // --- Reload while the sync server is still unreachable. The network is back for plain HTTP
-  // (the page itself must load), but the collaboration socket is refused until we let it through.
+  // --- Reload while the sync server is still unreachable (plain HTTP works: the page itself must
+  // load; the collaboration socket is still refused).
   await expect.poll(() => idbCellText(alice.page, codeId)).toBe('base line + alice offline');
   await expect.poll(() => idbCellText(alice.page, newCell)).toBe('Written offline');
-  let blocked = true;
-  await alice.page.routeWebSocket(/\/collab/, (ws: WebSocketRoute) => {
-    if (blocked) ws.close();
-    else ws.connectToServer();
-  });
-  await alice.context.setOffline(false);
   await alice.page.reload();
   await expect(alice.page.getByTestId('doc-ready')).toBeVisible();
   await expect(alice.page.getByTestId('connection-status')).not.toHaveText('connected');
@@ -117,7 +122,7 @@ test('offline edits are kept locally (also across a reload) and merge when alice
   await expect(alice.page.getByTestId('connection-status')).not.toHaveText('connected');
 
   // --- Back online: the provider reconnects by itself (its own back-off), and both converge.
-  blocked = false;
+  offline = false;
   await expect(alice.page.getByTestId('connection-status')).toHaveText('connected', { timeout: 30_000 });
   const merged = [
     { id: codeId, kind: 'code', dom: 'bob online + base line + alice offline', y: 'bob online + base line + alice offline' },
