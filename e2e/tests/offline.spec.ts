@@ -61,7 +61,10 @@ test('offline edits are kept locally (also across a reload) and merge when alice
   let offline = false;
   const open: { page: WebSocketRoute; server: WebSocketRoute }[] = [];
   await alice.page.routeWebSocket(/\/collab/, (ws: WebSocketRoute) => {
-    if (offline) return ws.close();
+    if (offline) {
+      void ws.close();
+      return;
+    }
     open.push({ page: ws, server: ws.connectToServer() });
   });
   await openWorkspace(alice.page, plexus, workspace.id);
