@@ -77,6 +77,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConf
       wrapUpSteps: 3,
       toolResultChars: 12_000,
       maxRunWaitMs: num(env, 'PLEXUS_AGENT_MAX_CELL_WAIT_SECONDS', 120) * 1000,
+      decisionWaitMs: num(env, 'PLEXUS_AGENT_DECISION_WAIT_SECONDS', 180) * 1000,
       typing: { pieceChars: Math.max(1, num(env, 'PLEXUS_AGENT_TYPING_CHARS', 24)), pauseMs: num(env, 'PLEXUS_AGENT_TYPING_PAUSE_MS', 0) },
       allowedSourcePrefixes: (env.PLEXUS_AGENT_SOURCE_PREFIXES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
       streamIntervalMs: num(env, 'PLEXUS_AGENT_STREAM_INTERVAL_MS', 16),

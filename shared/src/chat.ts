@@ -127,6 +127,16 @@ export function appendToMessage(doc: Y.Doc, id: MessageId | string, chunk: strin
   return true;
 }
 
+/** Deletes a message's text from `from` to its end (an answer revised while it streams). */
+export function truncateMessage(doc: Y.Doc, id: MessageId | string, from: number, origin: Origin): boolean {
+  const map = findMessageMap(doc, id);
+  const text = map?.get('text');
+  if (!(text instanceof Y.Text)) return false;
+  const at = Math.max(0, Math.min(from, text.length));
+  if (at < text.length) doc.transact(() => text.delete(at, text.length - at), origin);
+  return true;
+}
+
 /** Sets a message's status (e.g. streaming -> done). */
 export function setMessageStatus(doc: Y.Doc, id: MessageId | string, status: MessageStatus, origin: Origin): boolean {
   const map = findMessageMap(doc, id);

@@ -7,7 +7,7 @@
 import type * as Y from 'yjs';
 import {
   addAudit, applyAction, buildContext, cellSource, cellText, describeAction, destructiveReason, finishActivity, finishRun,
-  getCell, getRun, getSettings, planTextEdit, postMessage, postProposal, recordStep, setMessageStatus, startActivity, startRun,
+  getCell, getRun, getSettings, noteActivity, planTextEdit, unsupportedClaims, postMessage, postProposal, recordStep, setMessageStatus, startActivity, startRun,
   textEditSteps, actionTarget, appendToMessage, listMessages, type AgentAction, type AgentOrigin, type ChatAuthor,
   type PresenceState, type RunView, type TokenUsage,
 } from '@plexus/shared';
@@ -18,7 +18,7 @@ import { ToolRefusal, type ActResult, type Presence, type ToolContext, type Tool
 import type { ServerApi } from '../peer/server-api.ts';
 import { ServerApiError } from '../peer/server-api.ts';
 import { ReplyStream } from './reply-stream.ts';
-import { systemPrompt, wrapUpHint } from './prompt.ts';
+import { groundingHint, systemPrompt, wrapUpHint } from './prompt.ts';
 
 export interface RunLimits {
   maxSteps: number;
@@ -30,6 +30,8 @@ export interface RunLimits {
   /** Longest tool result the model reads (characters). */
   toolResultChars: number;
   maxRunWaitMs: number;
+  /** Longest wait of a tool for a person's decision on a proposal it depends on. */
+  decisionWaitMs: number;
   typing: { pieceChars: number; pauseMs: number };
   allowedSourcePrefixes: string[];
   /** Interval of answer writes (ms). */
@@ -59,6 +61,10 @@ export class AgentRun {
   private stopReason: string | null = null;
   private stopStatus: 'stopped' | 'error' = 'stopped';
   private readonly seen = new Map<string, string>();
+  /** What the run read (context, request, thread, every tool result): what an answer may state. */
+  private readonly evidence: string[] = [];
+  /** The activity of the tool being called (for progress notes). */
+  private activityId: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   replyId = '';
 
@@ -136,13 +142,16 @@ export class AgentRun {
   private async loop(reply: ReplyStream): Promise<void> {
     const { doc, run, limits } = this.d;
     const context = buildContext(doc, this.d.asker(), { excludeMessage: run.request.messageId });
+    const history = this.history();
     const messages: Message[] = [
       { role: 'system', content: systemPrompt({ name: this.d.author.name, mode: getSettings(doc).agentMode, context, maxSteps: limits.maxSteps }) },
-      ...this.history(),
+      ...history,
       { role: 'user', content: `${run.request.by.name ?? run.request.by.id}: ${run.request.text}` },
     ];
+    this.evidence.push(context, run.request.text, ...history.map((m) => String(m.content ?? '')));
     const tools = openAiTools(ALL_TOOLS);
     let hinted = false;
+    let checked = false;
     for (let step = 1; step <= limits.maxSteps; step++) {
       if (this.stopReason) throw new StopError(this.stopReason);
       const left = limits.maxSteps - step + 1;
@@ -151,22 +160,48 @@ export class AgentRun {
         hinted = true;
       }
       const last = step === limits.maxSteps;
+      const turnStart = reply.length;
       const turn = await this.d.model.turn({ messages, tools, toolChoice: last ? 'none' : 'auto', signal: this.controller.signal, onText: (t) => reply.push(t) });
       reply.flush();
       recordStep(doc, run.id, turn.usage, this.d.origin);
       this.checkTokens();
-      if (turn.toolCalls.length === 0) return;
+      if (turn.toolCalls.length === 0) {
+        // The answer: every number it states must come from what the run read. Once, the model
+        // is asked to verify or restate (its unverified text is taken back); what still lacks a
+        // source is marked as unverified for everyone.
+        const unsupported = unsupportedClaims(turn.text, this.evidence).map((c) => c.text);
+        if (unsupported.length === 0) return;
+        if (!checked && !last && !this.stopReason) {
+          checked = true;
+          this.noteCheck(unsupported, 'asked the model to verify them or answer without them');
+          reply.truncate(turnStart);
+          messages.push({ role: 'assistant', content: turn.text }, { role: 'system', content: groundingHint(unsupported) });
+          continue;
+        }
+        this.noteCheck(unsupported, 'marked as unverified in the answer');
+        reply.push(`\n\n_⚠ Not verified: ${unsupported.join(', ')} — no tool result of this run shows ${unsupported.length === 1 ? 'this number' : 'these numbers'}._`);
+        reply.flush();
+        return;
+      }
       if (turn.text) reply.push('\n\n');
       messages.push({ role: 'assistant', content: turn.text || null, tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) });
       for (const call of turn.toolCalls) {
         if (this.stopReason) throw new StopError(this.stopReason);
         const result = await this.callTool(call);
+        this.evidence.push(result.content);
         messages.push({ role: 'tool', tool_call_id: call.id, content: short(result.content, limits.toolResultChars) });
       }
       if (last) break;
     }
     this.stop(`step budget reached (${limits.maxSteps} steps)`);
     throw new StopError(this.stopReason!);
+  }
+
+  /** Records the answer check in the run's activity, for everyone to see. */
+  private noteCheck(unsupported: string[], action: string): void {
+    const { doc, run, origin } = this.d;
+    const id = startActivity(doc, run.id, 'check_answer', JSON.stringify({ unsupported }), origin);
+    if (id) finishActivity(doc, run.id, id, 'error', `${unsupported.join(', ')}: in no tool result of this run; ${action}`, origin);
   }
 
   private checkTokens(): void {
@@ -177,8 +212,10 @@ export class AgentRun {
   private async callTool(call: ToolCall): Promise<ToolResult> {
     const { doc, run, origin } = this.d;
     const activity = startActivity(doc, run.id, call.name || '(no name)', call.arguments, origin);
+    this.activityId = activity;
     const end = (r: ToolResult) => {
       if (activity) finishActivity(doc, run.id, activity, r.status, r.summary, origin);
+      this.activityId = null;
       return r;
     };
     const tool = TOOLS_BY_NAME.get(call.name);
@@ -203,6 +240,10 @@ export class AgentRun {
     return {
       doc, workspaceId, runId: run.id, origin, author, replyId: this.replyId, signal: this.controller.signal, api, presence,
       allowedSourcePrefixes: limits.allowedSourcePrefixes, seen: this.seen, typing: limits.typing, maxRunWaitMs: limits.maxRunWaitMs,
+      decisionWaitMs: limits.decisionWaitMs,
+      progress: (summary) => {
+        if (this.activityId) noteActivity(doc, run.id, this.activityId, summary, origin);
+      },
       act: (tool, action, why) => this.act(tool, action, why),
     };
   }

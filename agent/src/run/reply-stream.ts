@@ -1,10 +1,11 @@
 /**
  * Streams the model's text into the answer's Y.Text in batches: the first piece after a pause is
  * written at once, then at most one write per `intervalMs`, so collaborators watch the answer grow
- * without one Yjs update per token. `flush()` writes what is pending (before tool calls and at the end).
+ * without one Yjs update per token. `flush()` writes what is pending (before tool calls and at the end);
+ * `truncate()` takes back what was streamed since a mark (an answer the run revises).
  */
 import type * as Y from 'yjs';
-import { appendToMessage, type Origin } from '@plexus/shared';
+import { appendToMessage, truncateMessage, type Origin } from '@plexus/shared';
 
 export class ReplyStream {
   private pending = '';
@@ -26,6 +27,19 @@ export class ReplyStream {
     const wait = this.lastWrite + this.intervalMs - Date.now();
     if (wait <= 0) this.flush();
     else this.timer = setTimeout(() => this.flush(), wait);
+  }
+
+  /** Characters streamed so far (written or pending). */
+  get length(): number {
+    return this.written + this.pending.length;
+  }
+
+  /** Removes everything streamed after `from` (a `length` taken earlier). */
+  truncate(from: number): void {
+    this.flush();
+    if (from >= this.written) return;
+    truncateMessage(this.doc, this.messageId, from, this.origin);
+    this.written = from;
   }
 
   flush(): void {

@@ -16,9 +16,10 @@ export interface ScriptedTurn {
   /**
    * Which requests the turn answers: the last user message contains `lastUserContains`, and/or the
    * conversation holds exactly `afterTools` tool results (with `repeat`, this keys multi-step
-   * scripts that can be replayed: step n answers the request that follows n tool results).
+   * scripts that can be replayed: step n answers the request that follows n tool results), and/or
+   * the conversation's last message (a tool result, a system note) contains `lastMessageContains`.
    */
-  match?: { lastUserContains?: string; afterTools?: number };
+  match?: { lastUserContains?: string; afterTools?: number; lastMessageContains?: string };
   text?: string;
   toolCalls?: ScriptedToolCall[];
   /** Characters per streamed piece (default 8). */

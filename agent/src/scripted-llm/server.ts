@@ -39,16 +39,26 @@ function toolResults(body: Record<string, unknown>): number {
   return Array.isArray(body.messages) ? (body.messages as Array<{ role?: string }>).filter((m) => m?.role === 'tool').length : 0;
 }
 
-function lastUserText(body: Record<string, unknown>): string {
-  const msgs = Array.isArray(body.messages) ? (body.messages as Array<{ role?: string; content?: unknown }>) : [];
+type RequestMessage = { role?: string; content?: unknown };
+
+const messageText = (m: RequestMessage): string =>
+  typeof m.content === 'string'
+    ? m.content
+    : Array.isArray(m.content)
+      ? m.content.map((p) => (p && typeof p === 'object' && 'text' in p ? String((p as { text: unknown }).text) : '')).join('')
+      : '';
+
+function lastText(body: Record<string, unknown>, role?: string): string {
+  const msgs = Array.isArray(body.messages) ? (body.messages as RequestMessage[]) : [];
   for (let i = msgs.length - 1; i >= 0; i--) {
     const m = msgs[i]!;
-    if (m.role !== 'user') continue;
-    if (typeof m.content === 'string') return m.content;
-    if (Array.isArray(m.content)) return m.content.map((p) => (p && typeof p === 'object' && 'text' in p ? String((p as { text: unknown }).text) : '')).join('');
+    if (role && m.role !== role) continue;
+    return messageText(m);
   }
   return '';
 }
+
+const lastUserText = (body: Record<string, unknown>): string => lastText(body, 'user');
 
 async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
@@ -126,6 +136,7 @@ export async function startScriptedLlm(scenario: Scenario, port = 0, hooks: Scri
       const m = scenario.turns[i]!.match;
       if (m?.lastUserContains !== undefined && !text.includes(m.lastUserContains)) continue;
       if (m?.afterTools !== undefined && toolResults(body) !== m.afterTools) continue;
+      if (m?.lastMessageContains !== undefined && !lastText(body).includes(m.lastMessageContains)) continue;
       return i;
     }
     return -1;

@@ -4,18 +4,32 @@
  * applies them or proposes them; a direct rewrite of a code cell is typed in small transactions.
  */
 import {
-  cellSource, cellState, getCell, isCellKind, listCells, newCellId, planTextEdit, readCellRun, requestRun,
-  previewOutput, readAck,
+  actionTarget, cellSource, cellState, getCell, isCellKind, listCells, newCellId, pendingProposals, pendingProposalsFor, planTextEdit, readCellRun, requestRun,
+  previewOutput, readAck, type ProposalView,
 } from '@plexus/shared';
-import { actResult, ok, ToolRefusal, defineTool, type Tool, type ToolContext } from './tool.ts';
+import { actResult, ok, ToolRefusal, defineTool, type Tool, type ToolContext, type ToolResult } from './tool.ts';
+import { awaitDecisions, decisionsForModel } from './decisions.ts';
 
 const CELL_ID = { type: 'string', description: 'Cell id as given by get_notebook_state (c_…)', maxLength: 100 } as const;
 const MAX_SOURCE = 50_000;
 
+/** The proposal that would create cell `id`, if one is waiting for a person. */
+const proposedCell = (ctx: ToolContext, id: string): ProposalView | undefined =>
+  pendingProposalsFor(ctx.doc, `cell:${id}`).find((p) => p.proposal.action.type === 'create_cell');
+
 function requireCell(ctx: ToolContext, id: string) {
   const cell = getCell(ctx.doc, id);
-  if (!cell) throw new ToolRefusal(`no cell with id "${id}" (cells: ${listCells(ctx.doc).map((c) => c.id).join(', ') || 'none'}); call get_notebook_state`);
-  return cell;
+  if (cell) return cell;
+  if (proposedCell(ctx, id))
+    throw new ToolRefusal(`cell "${id}" is only proposed: it does not exist until a person presses Accept on its card, and it has no source to edit or result to read yet. run_cell waits for the decision; otherwise tell the user it is waiting for them.`);
+  throw new ToolRefusal(`no cell with id "${id}" (cells: ${listCells(ctx.doc).map((c) => c.id).join(', ') || 'none'}); call get_notebook_state`);
+}
+
+/** Notebook proposals waiting for a person (not applied: not part of `cells`). */
+function pendingCellProposals(ctx: ToolContext): Array<Record<string, string>> {
+  return pendingProposals(ctx.doc)
+    .filter((p) => actionTarget(p.proposal.action).startsWith('cell:'))
+    .map((p) => ({ proposal: p.messageId, title: p.proposal.title, target: actionTarget(p.proposal.action) }));
 }
 
 const getNotebookState = defineTool({
@@ -29,7 +43,8 @@ const getNotebookState = defineTool({
       return s;
     });
     ctx.presence.focus('notebook');
-    return ok(`${cells.length} cells`, { cells });
+    const pending = pendingCellProposals(ctx);
+    return ok(`${cells.length} cells${pending.length ? `, ${pending.length} pending proposal${pending.length === 1 ? '' : 's'}` : ''}`, { cells, ...(pending.length ? { pending_proposals: pending } : {}) });
   },
 });
 
@@ -184,6 +199,24 @@ const runCellTool = defineTool({
     additionalProperties: false,
   },
   async run(ctx, a) {
+    // A proposed cell, or a proposed edit of this cell, must be decided first: running before
+    // that would run nothing, or the old code.
+    const decisions = await awaitDecisions(ctx, `cell:${a.cell_id}`);
+    const proposals = decisionsForModel(decisions);
+    const notRun = (summary: string, error: string): ToolResult => ({ status: 'error', summary, content: JSON.stringify({ ok: false, ran: false, error, proposals }) });
+    if (decisions.pending.length)
+      return notRun(
+        `not run: still waiting for a person to accept the proposal (${Math.round(ctx.decisionWaitMs / 1000)} s)`,
+        `not run, no result: the proposal is still waiting for a person's Accept after ${Math.round(ctx.decisionWaitMs / 1000)} s. Do not state a result; tell the user that the result will come once they accept the card (and ask again).`,
+      );
+    if (!getCell(ctx.doc, a.cell_id)) {
+      const create = decisions.decided.find((d) => d.proposal.action.type === 'create_cell');
+      if (create)
+        return notRun(
+          `not run: the proposed cell was ${create.status}`,
+          `not run, no result: ${create.outcome?.name ?? create.outcome?.by ?? 'a person'} ${create.status === 'dismissed' ? 'dismissed' : 'could not apply'} the proposed cell, so it does not exist. Do not state a result from it.`,
+        );
+    }
     const cell = requireCell(ctx, a.cell_id);
     if (cell.kind === 'markdown') throw new ToolRefusal('markdown cells do not run');
     ctx.presence.focus('notebook', cell.id);
@@ -199,7 +232,11 @@ const runCellTool = defineTool({
     const state = run?.exec?.state ?? 'done';
     const err = run?.outputs.find((o) => o.type === 'error');
     const summary = state === 'done' ? `done in ${run?.exec?.durationMs ?? '?'} ms${outputs[0] ? `: ${outputs[0]}` : ''}` : `${state}${err && err.type === 'error' ? `: ${err.message}` : run?.exec?.reason ? `: ${run.exec.reason}` : ''}`;
-    return { status: state === 'done' ? 'done' : 'error', summary, content: JSON.stringify({ ok: state === 'done', state, durationMs: run?.exec?.durationMs, count: run?.exec?.count, outputs, ...(run?.exec?.reason ? { reason: run.exec.reason } : {}) }) };
+    return {
+      status: state === 'done' ? 'done' : 'error',
+      summary,
+      content: JSON.stringify({ ok: state === 'done', state, durationMs: run?.exec?.durationMs, count: run?.exec?.count, outputs, ...(run?.exec?.reason ? { reason: run.exec.reason } : {}), ...(proposals.length ? { proposals } : {}) }),
+    };
   },
 });
 

@@ -35,6 +35,10 @@ export interface ToolContext {
   typing: { pieceChars: number; pauseMs: number };
   /** Longest wait of run_cell (ms). */
   maxRunWaitMs: number;
+  /** Longest wait for a person's Accept or Dismiss of a proposal the run depends on (ms). */
+  decisionWaitMs: number;
+  /** Shows what the running tool is doing (e.g. waiting for a person) in its activity line. */
+  progress(summary: string): void;
   /** Applies an action now, or posts it as a proposal (destructive actions, or propose mode). */
   act(tool: string, action: AgentAction, why?: string): Promise<ActResult>;
 }
@@ -92,7 +96,14 @@ export function actResult(r: ActResult, what: string, extra: Record<string, unkn
     return {
       status: 'proposed',
       summary: `proposed: ${what} (${r.reason})`,
-      content: JSON.stringify({ ok: true, proposed: true, proposal: r.messageId, note: `Not applied yet: ${r.reason}. A person must press Accept on the card; do not repeat it. Tell the user what you proposed.`, ...extra }),
+      content: JSON.stringify({
+        ok: true,
+        proposed: true,
+        applied: false,
+        proposal: r.messageId,
+        note: `Not applied yet: ${r.reason}. A person must press Accept on the card; do not repeat it. Until then it does not exist in the workspace and has produced no result. run_cell on a proposed cell waits for the decision. Tell the user what you proposed, and never state a result you have not seen in a tool result.`,
+        ...extra,
+      }),
     };
   return { status: 'error', summary: r.message, content: JSON.stringify({ ok: false, error: r.message }) };
 }

@@ -219,8 +219,8 @@ describe('agent runs', () => {
       },
     });
     const bob = { id: 'bob', name: 'Bob' };
-    const r1 = ask(a.doc, 'what is the mean?');
-    const r2 = ask(b.doc, 'what is the max?', bob, userOrigin('bob', 'Bob'));
+    const r1 = ask(a.doc, 'what is the mean of 1, 2 and 3?');
+    const r2 = ask(b.doc, 'what is the max of 1, 2 and 3?', bob, userOrigin('bob', 'Bob'));
     const [one, two] = await Promise.all([waitRunEnd(a.doc, r1), waitRunEnd(a.doc, r2)]);
     expect([one.status, two.status]).toEqual(['done', 'done']);
     expect(two.request.by).toEqual(bob);

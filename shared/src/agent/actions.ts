@@ -328,5 +328,20 @@ export function proposalsOfRun(doc: Y.Doc, runId: string): ProposalView[] {
   return out;
 }
 
+/** Proposals still waiting for a person whose action targets `target` (`cell:<id>`, `layer:<name>`, …), oldest first. */
+export function pendingProposalsFor(doc: Y.Doc, target: string): ProposalView[] {
+  return pendingProposals(doc).filter((v) => actionTarget(v.proposal.action) === target);
+}
+
+/** Every proposal still waiting for a person, oldest first. */
+export function pendingProposals(doc: Y.Doc): ProposalView[] {
+  const out: ProposalView[] = [];
+  for (const m of doc.getArray<Y.Map<unknown>>('chat').toArray()) {
+    const v = m && typeof (m as Y.Map<unknown>).get === 'function' ? proposalOf(m) : null;
+    if (v && v.status === 'pending') out.push(v);
+  }
+  return out;
+}
+
 /** Cells in order with their ids (for action validation in tools). */
 export const cellIds = (doc: Y.Doc): string[] => listCells(doc).map((c) => c.id);

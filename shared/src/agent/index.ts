@@ -4,3 +4,4 @@ export * from './text-merge.ts';
 export * from './actions.ts';
 export * from './suggestions.ts';
 export * from './context.ts';
+export * from './grounding.ts';

@@ -322,6 +322,18 @@ export function startActivity(doc: Y.Doc, id: string, tool: string, args: string
 }
 
 /** Agent: a tool call ended. */
+/** Shows what a running tool is doing (e.g. waiting for a person's Accept) in its summary. */
+export function noteActivity(doc: Y.Doc, id: string, activityId: string, summary: string, origin: Origin): void {
+  const arr = runMap(doc, id)?.get('activity');
+  if (!(arr instanceof Y.Array)) return;
+  for (const a of arr.toArray()) {
+    if (a instanceof Y.Map && a.get('id') === activityId && a.get('status') === 'running') {
+      doc.transact(() => a.set('summary', oneLine(summary)), origin);
+      return;
+    }
+  }
+}
+
 export function finishActivity(doc: Y.Doc, id: string, activityId: string, status: Exclude<ActivityStatus, 'running'>, summary: string, origin: Origin): void {
   const arr = runMap(doc, id)?.get('activity');
   if (!(arr instanceof Y.Array)) return;
