@@ -1,8 +1,9 @@
 /**
  * The real agent process (as `npm start` runs it) against the scripted OpenAI-compatible model, in
- * two browsers: both watch the answer stream and the agent's new cell appear and run; a proposal
- * accepted by one is applied for the other; Stop pressed by the second person stops a run the
- * first one started.
+ * two browsers: both watch the answer stream and the agent's new cell appear and run; in the
+ * default (propose) mode the agent waits for a person's Accept before it runs the cell it proposed
+ * and reports only what the run produced; Stop pressed by the second person stops a run the first
+ * one started.
  */
 import type { Page } from '@playwright/test';
 import { docCellIds, expect, test, uniq } from '../support/plexus.ts';
@@ -57,21 +58,44 @@ test('both people watch the answer stream and the agent’s cell appear and run'
   await expect(answer(bob.page, runId).locator('.chat-text strong')).toHaveText('12');
 });
 
-test('Alice accepts the agent’s proposal; Bob sees the card resolve and the cell', async ({ plexus, actor }) => {
+test('default mode (propose): the agent waits for Alice’s Accept, runs the cell it proposed and reports its result; Bob watches', async ({ plexus, actor }) => {
   const { alice, bob } = await aliceAndBob(plexus, actor, `agent propose ${uniq()}`, []);
   await expect(alice.page.getByTestId('agent-ready')).toBeVisible({ timeout: 15_000 });
-  await alice.page.getByTestId('agent-mode-propose').click();
-  await expect(bob.page.getByTestId('agent-mode')).toHaveAttribute('data-mode', 'propose');
+  // A new workspace is in propose mode: nobody chose it.
+  for (const p of [alice.page, bob.page]) await expect(p.getByTestId('agent-mode')).toHaveAttribute('data-mode', 'propose');
   const runId = await ask(alice.page, 'what is the total of 3, 4 and 5?');
   const card = (p: Page) => p.getByTestId('agent-proposal').last();
   await expect(card(bob.page)).toBeVisible({ timeout: 20_000 });
   await expect(card(bob.page).getByTestId('proposal-source')).toContainText('reduce');
   expect(await docCellIds(bob.page)).toEqual([]);
+  // The run shows everyone that it waits for a person, and claims nothing meanwhile.
+  await expect(answer(bob.page, runId).getByTestId('agent-activity').last()).toContainText('waiting for a person to Accept', { timeout: 20_000 });
+  await expect(answer(bob.page, runId)).not.toContainText('The total is');
   await card(alice.page).getByTestId('proposal-accept').click();
   await expect(card(bob.page).getByTestId('proposal-outcome')).toContainText('Accepted by Alice');
-  await expect.poll(async () => (await docCellIds(bob.page)).length).toBe(1);
-  // The run itself goes on (running the cell it proposed fails or succeeds, but it ends).
-  await expect(answer(bob.page, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', /done|stopped|error/, { timeout: 30_000 });
+  for (const p of [alice.page, bob.page]) {
+    await expect.poll(async () => (await docCellIds(p)).length).toBe(1);
+    const [cell] = await docCellIds(p);
+    await expect(output(p, cell!, 'output-text')).toHaveText('12', { timeout: 20_000 });
+    await expect(answer(p, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', 'done', { timeout: 30_000 });
+    await expect(answer(p, runId)).toContainText('The total is 12');
+    await expect(answer(p, runId)).not.toContainText('Not verified');
+  }
+});
+
+test('Bob dismisses the proposed cell: the agent says it has no result instead of inventing one', async ({ plexus, actor }) => {
+  const { alice, bob } = await aliceAndBob(plexus, actor, `agent dismiss ${uniq()}`, []);
+  await expect(alice.page.getByTestId('agent-ready')).toBeVisible({ timeout: 15_000 });
+  const runId = await ask(alice.page, 'what is the total of 3, 4 and 5?');
+  const card = bob.page.getByTestId('agent-proposal').last();
+  await expect(card).toBeVisible({ timeout: 20_000 });
+  await card.getByTestId('proposal-dismiss').click();
+  for (const p of [alice.page, bob.page]) {
+    await expect(answer(p, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', 'done', { timeout: 30_000 });
+    await expect(answer(p, runId)).toContainText('You dismissed the cell I proposed');
+    await expect(answer(p, runId).locator('.chat-text')).not.toContainText('12');
+  }
+  expect(await docCellIds(alice.page)).toEqual([]);
 });
 
 test('Bob stops a run Alice started', async ({ plexus, actor }) => {
