@@ -1,8 +1,10 @@
-// Background work on the SQLite store, off the server's event loop: WAL checkpoints (the main
-// connection has automatic checkpoints off, so no keystroke append ever waits for an fsync) and
-// log compaction on request. Plain JavaScript so it loads without a TypeScript loader.
+// Background work on the SQLite store, off the server's event loop: WAL checkpoints of the log
+// database (the main connection has automatic checkpoints off, so no keystroke append ever waits
+// for an fsync) and log compaction on request. It writes only the snapshot database: the server's
+// thread is the log database's only writer and never waits for a lock held here. Plain JavaScript
+// so it loads without a TypeScript loader.
 // Messages in: { type: 'compact', ws } · { type: 'checkpoint' } · { type: 'stop' }.
-// Messages out: { type: 'compacted', ws, folded, ms } · { type: 'error', ws?, message }.
+// Messages out: { type: 'compacted', ws, folded, upto, ms } · { type: 'error', ws?, message }.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { compactFromLog } from './log-compaction.mjs';
@@ -11,10 +13,13 @@ const db = new Database(workerData.file);
 db.pragma('journal_mode = WAL');
 db.pragma(`synchronous = ${workerData.sync}`);
 db.pragma('busy_timeout = 5000');
+db.prepare('ATTACH DATABASE ? AS snap').run(workerData.snapshotFile);
+db.pragma('snap.journal_mode = WAL');
 
 const checkpoint = () => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    db.pragma('main.wal_checkpoint(PASSIVE)');
+    db.pragma('snap.wal_checkpoint(PASSIVE)');
   } catch (e) {
     parentPort.postMessage({ type: 'error', message: `checkpoint: ${e.message}` });
   }
@@ -25,8 +30,8 @@ parentPort.on('message', (msg) => {
   if (msg.type === 'compact') {
     const started = performance.now();
     try {
-      const folded = compactFromLog(db, msg.ws);
-      parentPort.postMessage({ type: 'compacted', ws: msg.ws, folded, ms: performance.now() - started });
+      const { folded, upto } = compactFromLog(db, msg.ws);
+      parentPort.postMessage({ type: 'compacted', ws: msg.ws, folded, upto, ms: performance.now() - started });
     } catch (e) {
       parentPort.postMessage({ type: 'error', ws: msg.ws, message: e.message });
     }

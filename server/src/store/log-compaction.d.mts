@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
 /** Merges many updates into one in groups of `fan` (O(n log n)); null for none. */
 export function mergeInTree(parts: Uint8Array[], fan?: number): Uint8Array | null;
-/** Folds the log of `ws` into its snapshot from stored data alone; returns entries folded. */
-export function compactFromLog(db: Database.Database, ws: string): number;
+/** Folds the log of `ws` into its snapshot (database `snap`) from stored data alone; the log entries stay until `dropFolded`. */
+export function compactFromLog(db: Database.Database, ws: string): { folded: number; upto: number };
+/** Drops the log entries of `ws` a snapshot holds (up to `upto`); returns how many. */
+export function dropFolded(db: Database.Database, ws: string, upto: number): number;

@@ -24,21 +24,34 @@ export function mergeInTree(parts, fan = 32) {
  * Folds every log entry of `ws` present now into its snapshot, from stored data alone (the live
  * document is not needed, so this can run on another thread). The small entries are merged
  * first and the large snapshot only once. Entries appended meanwhile stay in the log; if a newer
- * snapshot appeared meanwhile nothing is written. Returns the number of entries folded.
+ * snapshot appeared meanwhile nothing is written.
+ *
+ * Snapshots live in their own database (attached as `snap`), so writing one — a large blob — takes
+ * only that database's write lock: the server's thread, the only writer of the log, never waits for
+ * it. The folded log entries are dropped afterwards by `dropFolded` (by the log's writer), in a
+ * separate transaction: a crash in between leaves entries the snapshot already holds, which loads
+ * skip (they read the log after the snapshot's `upto`).
+ * Returns the number of entries folded and the last one (`upto`; 0 when nothing was folded).
  */
 export function compactFromLog(db, ws) {
-  const snap = db.prepare('SELECT upto, data FROM snapshots WHERE ws = ?').get(ws);
+  const snap = db.prepare('SELECT upto, data FROM snap.snapshots WHERE ws = ?').get(ws);
   const from = snap ? snap.upto : 0;
-  const rows = db.prepare('SELECT seq, data FROM log WHERE ws = ? AND seq > ? ORDER BY seq').all(ws, from);
-  if (rows.length === 0) return 0;
+  const rows = db.prepare('SELECT seq, data FROM main.log WHERE ws = ? AND seq > ? ORDER BY seq').all(ws, from);
+  if (rows.length === 0) return { folded: 0, upto: 0 };
   const upto = rows[rows.length - 1].seq;
   const entries = mergeInTree(rows.map((r) => new Uint8Array(r.data)));
   const state = snap ? Y.mergeUpdates([new Uint8Array(snap.data), entries]) : entries;
-  return db.transaction(() => {
-    const now = db.prepare('SELECT upto FROM snapshots WHERE ws = ?').get(ws);
-    if ((now ? now.upto : 0) !== from) return 0; // someone else compacted meanwhile
-    if (!db.prepare('SELECT 1 FROM workspaces WHERE id = ?').get(ws)) return 0; // deleted meanwhile
-    db.prepare('INSERT INTO snapshots (ws, upto, data) VALUES (?, ?, ?) ON CONFLICT(ws) DO UPDATE SET upto = excluded.upto, data = excluded.data').run(ws, upto, state);
-    return db.prepare('DELETE FROM log WHERE ws = ? AND seq <= ?').run(ws, upto).changes;
+  const written = db.transaction(() => {
+    const now = db.prepare('SELECT upto FROM snap.snapshots WHERE ws = ?').get(ws);
+    if ((now ? now.upto : 0) !== from) return false; // someone else compacted meanwhile
+    if (!db.prepare('SELECT 1 FROM main.workspaces WHERE id = ?').get(ws)) return false; // deleted meanwhile
+    db.prepare('INSERT INTO snap.snapshots (ws, upto, data) VALUES (?, ?, ?) ON CONFLICT(ws) DO UPDATE SET upto = excluded.upto, data = excluded.data').run(ws, upto, state);
+    return true;
   })();
+  return written ? { folded: rows.length, upto } : { folded: 0, upto: 0 };
+}
+
+/** Drops the log entries of `ws` a snapshot holds (up to `upto`); returns how many. */
+export function dropFolded(db, ws, upto) {
+  return db.prepare('DELETE FROM main.log WHERE ws = ? AND seq <= ?').run(ws, upto).changes;
 }

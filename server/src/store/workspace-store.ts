@@ -1,9 +1,15 @@
 /**
  * Durable workspace storage in SQLite (better-sqlite3, WAL). Each workspace is an append-only log
  * of Yjs updates plus a compacted snapshot: an update is appended (synchronously, before the server
- * applies or acknowledges it) and survives kill -9; compaction folds the log into the snapshot in
- * one transaction. Also the workspace registry (name, times, epoch).
- * Effects: file I/O on the SQLite database.
+ * applies or acknowledges it) and survives kill -9; compaction folds the log into the snapshot.
+ * Also the workspace registry (name, times, epoch).
+ *
+ * Two database files, so the event loop never waits on a lock: `plexus.db` (registry and log) is
+ * written only by this connection on the server's thread; snapshots — large blobs, written by the
+ * compaction worker — live in `plexus.snapshots.db` (attached as `snap`), whose write lock the
+ * appends never need. A compaction commits the snapshot first and drops the folded log entries
+ * afterwards; a crash in between leaves entries the snapshot already holds, which loads skip.
+ * Effects: file I/O on the SQLite databases.
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -11,7 +17,7 @@ import path from 'node:path';
 import * as Y from 'yjs';
 import { randomId } from '@plexus/shared';
 import { Worker } from 'node:worker_threads';
-import { compactFromLog, mergeInTree } from './log-compaction.mjs';
+import { compactFromLog, dropFolded, mergeInTree } from './log-compaction.mjs';
 
 export { mergeInTree };
 
@@ -62,13 +68,19 @@ CREATE TABLE IF NOT EXISTS log (
   data BLOB NOT NULL,
   PRIMARY KEY (ws, seq)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS snapshots (
+CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+const SNAPSHOT_SCHEMA = `
+CREATE TABLE IF NOT EXISTS snap.snapshots (
   ws TEXT PRIMARY KEY,
   upto INTEGER NOT NULL,
   data BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
+
+/** The snapshot database beside the main one (`plexus.db` → `plexus.snapshots.db`). */
+export const snapshotFileOf = (file: string): string => file.replace(/(\.db)?$/, '.snapshots.db');
 
 export class WorkspaceStore {
   readonly db: Database.Database;
@@ -92,22 +104,47 @@ export class WorkspaceStore {
     this.db.pragma(`synchronous = ${sync}`);
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    this.snapshotFile = snapshotFileOf(file);
+    this.db.prepare('ATTACH DATABASE ? AS snap').run(this.snapshotFile);
+    this.db.pragma('snap.journal_mode = WAL');
+    this.db.pragma(`snap.synchronous = ${sync}`);
+    this.db.exec(SNAPSHOT_SCHEMA);
     this.migrateLegacyLog();
+    this.migrateSnapshots();
     if (opts.background) {
       // Checkpoints (the only fsyncs in WAL mode) move to the worker: appends never wait for one.
       this.db.pragma('wal_autocheckpoint = 0');
       this.worker = new Worker(new URL('./background-worker.mjs', import.meta.url), {
-        workerData: { file, sync, checkpointMs: opts.checkpointMs ?? 1000 },
+        workerData: { file, snapshotFile: this.snapshotFile, sync, checkpointMs: opts.checkpointMs ?? 1000 },
+        // Plain JavaScript: none of the process's loaders or preloads (a TypeScript loader, a
+        // benchmark probe) — one the worker could not load silently moved compaction back onto
+        // the event loop.
+        execArgv: [],
       });
       this.worker.unref();
-      this.worker.on('message', (m: { type: string; ws?: string; folded?: number; message?: string }) => {
+      this.worker.on('message', (m: { type: string; ws?: string; folded?: number; upto?: number; message?: string }) => {
         if (!m.ws) return;
         const waiters = this.pending.get(m.ws) ?? [];
         this.pending.delete(m.ws);
-        for (const w of waiters) w(m.type === 'compacted' ? { folded: m.folded ?? 0 } : { folded: 0, error: m.message });
+        let result: { folded: number; error?: string } = m.type === 'compacted' ? { folded: m.folded ?? 0 } : { folded: 0, error: m.message };
+        if (m.type === 'compacted') this.workerCompactions++;
+        // The snapshot is committed: drop what it holds from the log (this thread writes the log).
+        if (m.type === 'compacted' && m.upto) {
+          try {
+            this.dropFolded(m.ws, m.upto);
+          } catch (e) {
+            result = { folded: m.folded ?? 0 }; // the entries stay; loads skip them, the next compaction drops them
+            this.dropFailures++;
+            void e;
+          }
+        }
+        for (const w of waiters) w(result);
       });
       this.worker.on('error', (e) => {
-        // Background work is an optimisation: fall back to doing it inline.
+        // Background work is an optimisation: fall back to doing it inline — loudly, since every
+        // compaction then runs on the event loop.
+        this.workerFailure = e.message;
+        console.error(`plexus: the storage worker failed (${e.message}); compaction and checkpoints now run on the server's thread`);
         this.worker = null;
         this.db.pragma('wal_autocheckpoint = 1000');
         for (const [, ws] of this.pending) for (const w of ws) w({ folded: 0, error: e.message });
@@ -123,13 +160,12 @@ export class WorkspaceStore {
         'INSERT INTO workspaces (id, name, created, updated, epoch) VALUES (?, ?, ?, ?, ?)',
       ),
       rename: this.db.prepare<[string, number, string]>('UPDATE workspaces SET name = ?, updated = ? WHERE id = ?'),
-      snapshot: this.db.prepare<[string], { upto: number; data: Buffer }>('SELECT upto, data FROM snapshots WHERE ws = ?'),
+      snapshot: this.db.prepare<[string], { upto: number; data: Buffer }>('SELECT upto, data FROM snap.snapshots WHERE ws = ?'),
       logAfter: this.db.prepare<[string, number], { seq: number; data: Buffer }>('SELECT seq, data FROM log WHERE ws = ? AND seq > ? ORDER BY seq'),
       maxSeq: this.db.prepare<[string], { m: number | null }>('SELECT MAX(seq) AS m FROM log WHERE ws = ?'),
       putSnapshot: this.db.prepare<[string, number, Uint8Array]>(
-        'INSERT INTO snapshots (ws, upto, data) VALUES (?, ?, ?) ON CONFLICT(ws) DO UPDATE SET upto = excluded.upto, data = excluded.data',
+        'INSERT INTO snap.snapshots (ws, upto, data) VALUES (?, ?, ?) ON CONFLICT(ws) DO UPDATE SET upto = excluded.upto, data = excluded.data',
       ),
-      dropLogUpTo: this.db.prepare<[string, number]>('DELETE FROM log WHERE ws = ? AND seq <= ?'),
       countLog: this.db.prepare<[string, number], { n: number }>('SELECT COUNT(*) AS n FROM log WHERE ws = ? AND seq > ?'),
     };
   }
@@ -141,6 +177,38 @@ export class WorkspaceStore {
     this.db.transaction(() => {
       this.db.exec('INSERT OR IGNORE INTO log (ws, seq, data) SELECT ws, id, data FROM updates; DROP TABLE updates;');
     })();
+  }
+
+  /**
+   * Databases written before snapshots had their own file kept them in `plexus.db`: copy them over
+   * (committed there first), then drop the old table. Also drops snapshots of workspaces that no
+   * longer exist (a crash between deleting a workspace and its snapshot).
+   */
+  private migrateSnapshots(): void {
+    const legacy = this.db.prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name = 'snapshots'").get();
+    if (legacy) {
+      this.db.transaction(() => {
+        this.db.exec('INSERT OR REPLACE INTO snap.snapshots (ws, upto, data) SELECT ws, upto, data FROM main.snapshots');
+      })();
+      this.db.exec('DROP TABLE main.snapshots');
+    }
+    this.db.exec('DELETE FROM snap.snapshots WHERE ws NOT IN (SELECT id FROM main.workspaces)');
+  }
+
+  /** The snapshot database's file. */
+  readonly snapshotFile: string;
+
+  /** Compactions the background worker carried out. */
+  workerCompactions = 0;
+
+  /** Why the background worker stopped, when it did (work then runs inline). */
+  workerFailure: string | null = null;
+
+  /** Times dropping folded log entries failed (they stay, harmlessly, until the next compaction). */
+  dropFailures = 0;
+
+  private dropFolded(ws: string, upto: number): number {
+    return dropFolded(this.db, ws, upto);
   }
 
   private seqFor(ws: string): number {
@@ -221,13 +289,13 @@ export class WorkspaceStore {
    * Returns the number of log entries folded in.
    */
   compact(ws: string, state: Uint8Array, upto: number): number {
-    const tx = this.db.transaction(() => {
+    const written = this.db.transaction(() => {
       const snap = this.stmts.snapshot.get(ws);
-      if (snap && snap.upto > upto) return 0; // a newer snapshot exists
+      if (snap && snap.upto > upto) return false; // a newer snapshot exists
       this.stmts.putSnapshot.run(ws, upto, state);
-      return this.stmts.dropLogUpTo.run(ws, upto).changes;
-    });
-    return tx();
+      return true;
+    })();
+    return written ? this.dropFolded(ws, upto) : 0;
   }
 
   /** Highest sequence number of a workspace's log (0 when it is empty). */
@@ -237,7 +305,9 @@ export class WorkspaceStore {
 
   /** Folds the log into the snapshot from stored data, on this thread. */
   compactLog(ws: string): number {
-    return compactFromLog(this.db, ws);
+    const { folded, upto } = compactFromLog(this.db, ws);
+    if (upto) this.dropFolded(ws, upto);
+    return folded;
   }
 
   /**
@@ -280,10 +350,9 @@ export class WorkspaceStore {
   create(rec: { id: string; name: string; state: Uint8Array; now?: number }): WorkspaceRecord {
     const now = rec.now ?? Date.now();
     const epoch = randomId(16);
-    this.db.transaction(() => {
-      this.stmts.insert.run(rec.id, rec.name, now, now, epoch);
-      this.stmts.putSnapshot.run(rec.id, 0, rec.state);
-    })();
+    // The snapshot first: a crash before the registry row leaves an orphan that the next start drops.
+    this.stmts.putSnapshot.run(rec.id, 0, rec.state);
+    this.stmts.insert.run(rec.id, rec.name, now, now, epoch);
     return { id: rec.id, name: rec.name, created: now, updated: now, epoch };
   }
 
@@ -294,12 +363,14 @@ export class WorkspaceStore {
   /** Deletes a workspace with its log and snapshot. */
   delete(id: string): boolean {
     this.nextSeq.delete(id);
-    return this.db.transaction(() => {
-      const n = this.db.prepare('DELETE FROM workspaces WHERE id = ?').run(id).changes;
-      this.db.prepare('DELETE FROM log WHERE ws = ?').run(id);
-      this.db.prepare('DELETE FROM snapshots WHERE ws = ?').run(id);
-      return n > 0;
+    const n = this.db.transaction(() => {
+      const n = this.db.prepare('DELETE FROM main.workspaces WHERE id = ?').run(id).changes;
+      this.db.prepare('DELETE FROM main.log WHERE ws = ?').run(id);
+      return n;
     })();
+    // The registry row first: a crash before this leaves an orphan that the next start drops.
+    this.db.prepare('DELETE FROM snap.snapshots WHERE ws = ?').run(id);
+    return n > 0;
   }
 
   close(): void {
@@ -308,7 +379,8 @@ export class WorkspaceStore {
       this.worker = null;
     }
     if (this.db.open) {
-      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      this.db.pragma('main.wal_checkpoint(TRUNCATE)');
+      this.db.pragma('snap.wal_checkpoint(TRUNCATE)');
       this.db.close();
     }
   }
