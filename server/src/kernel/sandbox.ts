@@ -22,6 +22,17 @@ export interface SandboxCaps {
   unshare: boolean;
   setpriv: boolean;
   prlimit: boolean;
+  nice: boolean;
+}
+
+/**
+ * Scheduling priority of kernel children (Unix nice, 0–19; `PLEXUS_KERNEL_NICE`, default 10): a
+ * cell using every core slows itself, not the sync server people type through. Set through
+ * `nice(1)` at exec so every thread of the child (V8's too) inherits it.
+ */
+export function kernelNice(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.PLEXUS_KERNEL_NICE ?? 10);
+  return Number.isInteger(n) && n >= 0 && n <= 19 ? n : 10;
 }
 
 let detected: SandboxCaps | null = null;
@@ -44,6 +55,7 @@ export function sandboxCaps(): SandboxCaps {
     unshare: !off && works('unshare', ['--net', '--', 'true']),
     setpriv: !off && root && works('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'true']),
     prlimit: !off && works('prlimit', ['--nofile=64', '--', 'true']),
+    nice: works('nice', ['-n', '1', 'true']),
   };
   return detected;
 }
@@ -75,6 +87,11 @@ export function launchCommand(spec: LaunchSpec): { cmd: string; args: string[]; 
   const caps = sandboxCaps();
   const layers: string[] = [];
   const chain: string[] = [];
+  const nice = kernelNice();
+  if (caps.nice && nice > 0) {
+    chain.push('nice', '-n', String(nice));
+    layers.push('nice');
+  }
   if (spec.isolateNetwork && caps.unshare) {
     chain.push('unshare', '--net', '--');
     layers.push('netns');

@@ -4,7 +4,8 @@
  * runner's `process`), so each refusal below comes from the OS-level sandbox or DuckDB's settings,
  * not from missing globals: files (database, .env, /etc/passwd) through JS and DuckDB, sockets to
  * the sync server, spawning processes, killing the parent, environment secrets. Also: an infinite
- * loop times out while another workspace keeps running, unbounded allocation is stopped.
+ * loop times out while another workspace keeps running, unbounded allocation is stopped; cells run
+ * at a lower scheduling priority than the server.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -40,7 +41,17 @@ describe('sandbox', () => {
     const a = await client(ctx.server, ws, ctx.clients);
     await waitFor(() => readKernelStatus(a.doc).sandbox.length > 0);
     // This machine (and CI) run as root with unshare, setpriv and prlimit available.
-    expect(readKernelStatus(a.doc).sandbox).toEqual(['netns', 'permission-model', 'rlimits', 'uid']);
+    expect(readKernelStatus(a.doc).sandbox).toEqual(['netns', 'nice', 'permission-model', 'rlimits', 'uid']);
+  });
+
+  it('cells run below the sync server’s priority (nice 10), and cannot raise it', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const run = await runToEnd(a.doc, `${ESCAPE}const os = mod('os');
+({ nice: os.getPriority(), raise: await attempt(() => os.setPriority(0)) })`);
+    const o = attempts(run) as unknown as { nice: number; raise: string };
+    expect(o.nice).toBe(10);
+    expect(o.raise).toMatch(/^refused:/);
   });
 
   it('cannot read the database, .env or /etc/passwd through JavaScript', async () => {
