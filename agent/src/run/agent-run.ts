@@ -61,7 +61,7 @@ export class AgentRun {
   private stopReason: string | null = null;
   private stopStatus: 'stopped' | 'error' = 'stopped';
   private readonly seen = new Map<string, string>();
-  /** What the run read (context, request, thread, every tool result): what an answer may state. */
+  /** What the run read or asked for (context, request, thread, tool arguments and results): what an answer may state. */
   private readonly evidence: string[] = [];
   /** The activity of the tool being called (for progress notes). */
   private activityId: string | null = null;
@@ -188,7 +188,8 @@ export class AgentRun {
       for (const call of turn.toolCalls) {
         if (this.stopReason) throw new StopError(this.stopReason);
         const result = await this.callTool(call);
-        this.evidence.push(result.content);
+        // What it asked for (the values it set or proposed) and what came back.
+        this.evidence.push(call.arguments, result.content);
         messages.push({ role: 'tool', tool_call_id: call.id, content: short(result.content, limits.toolResultChars) });
       }
       if (last) break;

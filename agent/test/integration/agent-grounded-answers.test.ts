@@ -119,6 +119,19 @@ describe('an answer that states numbers no tool produced', () => {
     expect(answerOf(a.doc, run)).toBe('Adding it up.\n\nThe total is **12**: the cell I added computes it.\n\n_⚠ Not verified: 12 — no tool result of this run shows this number._');
   });
 
+  it('values the agent set or proposed may be stated (they are its tool call’s arguments)', async () => {
+    const { ws, a } = await workspace('propose');
+    await suite.start(ws, {
+      turns: [
+        { match: { afterTools: 0 }, toolCalls: [{ name: 'set_view', arguments: { position: [128, 96, 0], cross_section_scale: 2.5 } }] },
+        { text: 'I proposed centring the view on (128, 96) at zoom 2.5.' },
+      ],
+    });
+    const run = await waitRunEnd(a.doc, ask(a.doc, 'centre the view on the bright cell'));
+    expect(tools(run)).toEqual([['set_view', 'proposed']]);
+    expect(answerOf(a.doc, run)).toBe('I proposed centring the view on (128, 96) at zoom 2.5.');
+  });
+
   it('the same claim backed by a tool result passes untouched (direct mode runs the cell)', async () => {
     const { ws, a } = await workspace('direct');
     await suite.start(ws, liar(null));
