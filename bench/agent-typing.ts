@@ -16,7 +16,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import readline from 'node:readline';
 import type * as Y from 'yjs';
-import { cellSource, createCell, getCell, postMessage, readCellRun, requestAgentRun, requestRun, requestRunStop, userOrigin } from '@plexus/shared';
+import { cellSource, createCell, getCell, getRun, postMessage, readCellRun, requestAgentRun, requestRun, requestRunStop, userOrigin } from '@plexus/shared';
 import type { Scenario, ScriptedTurn } from '../agent/src/scripted-llm/scenario.ts';
 import { TokenSigner } from '../server/src/auth/tokens.ts';
 import { BENCH_SECRET, connectClient, createWorkspace, fmt, machine, printTable, sleep, spawnServer, summarize, until, type BenchClient, type ChildServer } from './lib.ts';
@@ -27,6 +27,8 @@ const TYPISTS = 5;
 const PAUSE_MS = Number(process.argv.find((a) => a.startsWith('--pause='))?.split('=')[1] ?? 5);
 const LETTERS = ['α', 'β', 'γ', 'δ', 'ε'];
 const KERNEL_LOAD = process.argv.includes('--kernel-load');
+/** Rewrites per agent run (the bench asks again when a run ends). */
+const RUN_STEPS = 100;
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
 const count = (s: string, ch: string) => s.split(ch).length - 1;
 
@@ -76,24 +78,45 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
   let agentOut: AsyncIterator<string> | null = null;
   let runId = '';
   if (withAgent) {
-    // Turn n answers the request after n tool results: it swaps the region back and forth.
-    const turns: ScriptedTurn[] = Array.from({ length: 3000 }, (_, n) => ({
-      match: { afterTools: n },
-      toolCalls: [{ name: 'replace_in_cell', arguments: n % 2 === 0 ? { cell_id: cellId, find: versionA, replace: versionB } : { cell_id: cellId, find: versionB, replace: versionA } }],
-    }));
+    // Turn n answers the request after n tool results: it swaps the region back and forth. A run
+    // ends after RUN_STEPS swaps (an even number: the region is back to version A) and the bench
+    // asks again, so no conversation grows without bound (one endless run filled the agent's
+    // heap with its own history in 4 minutes).
+    const turns: ScriptedTurn[] = [
+      ...Array.from({ length: RUN_STEPS }, (_, n) => ({
+        match: { afterTools: n },
+        repeat: true,
+        toolCalls: [{ name: 'replace_in_cell', arguments: n % 2 === 0 ? { cell_id: cellId, find: versionA, replace: versionB } : { cell_id: cellId, find: versionB, replace: versionA } }],
+      })),
+      { match: { afterTools: RUN_STEPS }, repeat: true, text: 'Rewritten.' },
+    ];
     const token = new TokenSigner(Buffer.from(BENCH_SECRET)).sign({ ws: '*', role: 'service', sub: 'service:agent', ttlSeconds: 3600 });
     const child = spawn(process.execPath, ['--import', 'tsx', new URL('./agent-child.ts', import.meta.url).pathname], { stdio: ['pipe', 'pipe', 'inherit'] });
     agent = child;
     agentOut = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-    const env = { PLEXUS_AGENT_TYPING_CHARS: '4', PLEXUS_AGENT_TYPING_PAUSE_MS: String(PAUSE_MS), PLEXUS_AGENT_MAX_STEPS: '5000', PLEXUS_AGENT_MAX_TOKENS: '1000000000', PLEXUS_AGENT_MAX_RUN_SECONDS: '100000' };
+    const env = { PLEXUS_AGENT_TYPING_CHARS: '4', PLEXUS_AGENT_TYPING_PAUSE_MS: String(PAUSE_MS), PLEXUS_AGENT_MAX_STEPS: String(RUN_STEPS + 5), PLEXUS_AGENT_MAX_TOKENS: '1000000000', PLEXUS_AGENT_MAX_RUN_SECONDS: '100000' };
     child.stdin.write(JSON.stringify({ serverUrl: server.url, workspace: ws, token, scenario: { turns } satisfies Scenario, env }) + '\n');
     if ((await agentOut.next()).value !== 'ready') throw new Error('the agent process did not start');
+    askAgain();
+    await sleep(1000);
+  }
+  function askAgain(): void {
     const me = { id: 'typist0' };
     typists[0]!.doc.transact(() => {
       const messageId = postMessage(typists[0]!.doc, { author: { ...me, name: 'T0', kind: 'person' }, text: '@agent keep rewriting' }, origins[0]!);
       runId = requestAgentRun(typists[0]!.doc, { by: me, messageId, text: 'keep rewriting' }, origins[0]!);
     }, origins[0]!);
-    await sleep(1000);
+  }
+  let typing = true;
+  let runs = withAgent ? 1 : 0;
+  if (withAgent) {
+    typists[0]!.doc.on('update', () => {
+      const status = getRun(typists[0]!.doc, runId)?.status;
+      if (typing && (status === 'done' || status === 'stopped' || status === 'error')) {
+        runs++;
+        askAgain();
+      }
+    });
   }
   const agentClock = async (): Promise<number> => {
     if (!agent || !agentOut) return 0;
@@ -121,7 +144,9 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
       }
     }),
   );
+  typing = false;
   const seconds = (performance.now() - started) / 1000;
+  if (withAgent) console.log(`  (the agent was asked ${runs} times, ${RUN_STEPS} rewrites each)`);
   if (agent && runId) {
     // Characters the agent inserted while people typed: its Yjs clock advanced by that much.
     agentChars = (await agentClock()) - clockBefore;
