@@ -16,7 +16,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import readline from 'node:readline';
 import type * as Y from 'yjs';
-import { cellSource, createCell, getCell, getRun, postMessage, readCellRun, requestAgentRun, requestRun, requestRunStop, userOrigin } from '@plexus/shared';
+import { cellSource, createCell, getCell, getRun, listRuns, setSetting, postMessage, readCellRun, requestAgentRun, requestRun, requestRunStop, userOrigin } from '@plexus/shared';
 import type { Scenario, ScriptedTurn } from '../agent/src/scripted-llm/scenario.ts';
 import { TokenSigner } from '../server/src/auth/tokens.ts';
 import { BENCH_SECRET, connectClient, createWorkspace, fmt, machine, printTable, sleep, spawnServer, summarize, until, type BenchClient, type ChildServer } from './lib.ts';
@@ -28,7 +28,7 @@ const PAUSE_MS = Number(process.argv.find((a) => a.startsWith('--pause='))?.spli
 const LETTERS = ['α', 'β', 'γ', 'δ', 'ε'];
 const KERNEL_LOAD = process.argv.includes('--kernel-load');
 /** Rewrites per agent run (the bench asks again when a run ends). */
-const RUN_STEPS = 100;
+const RUN_STEPS = Number(process.argv.find((a) => a.startsWith('--run-steps='))?.split('=')[1] ?? 100);
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
 const count = (s: string, ch: string) => s.split(ch).length - 1;
 
@@ -94,9 +94,11 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
     const child = spawn(process.execPath, ['--import', 'tsx', new URL('./agent-child.ts', import.meta.url).pathname], { stdio: ['pipe', 'pipe', 'inherit'] });
     agent = child;
     agentOut = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-    const env = { PLEXUS_AGENT_TYPING_CHARS: '4', PLEXUS_AGENT_TYPING_PAUSE_MS: String(PAUSE_MS), PLEXUS_AGENT_MAX_STEPS: String(RUN_STEPS + 5), PLEXUS_AGENT_MAX_TOKENS: '1000000000', PLEXUS_AGENT_MAX_RUN_SECONDS: '100000' };
+    const env = { PLEXUS_AGENT_TYPING_CHARS: '4', PLEXUS_AGENT_TYPING_PAUSE_MS: String(PAUSE_MS), PLEXUS_AGENT_MAX_STEPS: String(RUN_STEPS + 5), PLEXUS_AGENT_REQUESTS_PER_HOUR_PERSON: '0', PLEXUS_AGENT_REQUESTS_PER_HOUR_WORKSPACE: '0', PLEXUS_AGENT_TOKENS_PER_HOUR_PERSON: '0', PLEXUS_AGENT_TOKENS_PER_HOUR_WORKSPACE: '0', PLEXUS_AGENT_MAX_TOKENS: '1000000000', PLEXUS_AGENT_MAX_RUN_SECONDS: '100000' };
     child.stdin.write(JSON.stringify({ serverUrl: server.url, workspace: ws, token, scenario: { turns } satisfies Scenario, env }) + '\n');
     if ((await agentOut.next()).value !== 'ready') throw new Error('the agent process did not start');
+    // Direct mode: the agent types into the cell (propose mode, the default, would post cards).
+    setSetting(typists[0]!.doc, 'agentMode', 'direct', origins[0]!);
     askAgain();
     await sleep(1000);
   }
@@ -111,11 +113,15 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
   let runs = withAgent ? 1 : 0;
   if (withAgent) {
     typists[0]!.doc.on('update', () => {
-      const status = getRun(typists[0]!.doc, runId)?.status;
-      if (typing && (status === 'done' || status === 'stopped' || status === 'error')) {
-        runs++;
-        askAgain();
+      const run = getRun(typists[0]!.doc, runId);
+      if (!typing || !run || run.status === 'queued' || run.status === 'running') return;
+      if (run.status !== 'done') {
+        typing = false; // a run that fails would fail again: report it instead of asking forever
+        console.log(`  the agent's run ended ${run.status}: ${run.reason}`);
+        return;
       }
+      runs++;
+      askAgain();
     });
   }
   const agentClock = async (): Promise<number> => {
@@ -146,7 +152,13 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
   );
   typing = false;
   const seconds = (performance.now() - started) / 1000;
-  if (withAgent) console.log(`  (the agent was asked ${runs} times, ${RUN_STEPS} rewrites each)`);
+  if (withAgent) {
+    const all = listRuns(typists[0]!.doc);
+    const steps = all.map((r) => r.activity.length);
+    console.log(`  (the agent was asked ${runs} times, up to ${RUN_STEPS} rewrites each: ${steps.reduce((a, b) => a + b, 0)} rewrites in all; ${all.filter((r) => r.activity.some((x) => x.status !== 'done')).length} runs with a refused rewrite)`);
+    const bad = all.flatMap((r) => r.activity.filter((x) => x.status !== 'done')).slice(0, 3);
+    for (const b of bad) console.log(`    ${b.status}: ${b.summary}`);
+  }
   if (agent && runId) {
     // Characters the agent inserted while people typed: its Yjs clock advanced by that much.
     agentChars = (await agentClock()) - clockBefore;
