@@ -93,6 +93,8 @@ test('errors: a throwing cell shows the error with its line; an endless loop is 
   await expect(alice.page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'busy');
   await alice.page.getByTestId('kernel-interrupt').click();
   await expect(cellLocator(alice.page, loop).getByTestId('cell-status')).toHaveAttribute('data-state', 'cancelled', { timeout: 15_000 });
+  // The error says what happened once (not "Interrupted: interrupted").
+  await expect(output(alice.page, loop, 'output-error')).toContainText('Interrupted: the run was stopped before it finished');
   await expect(alice.page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'idle', { timeout: 15_000 });
   expect(await cellState(alice.page, bad)).toBe('error');
 });

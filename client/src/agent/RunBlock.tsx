@@ -5,8 +5,9 @@
  * the run in the document, so every collaborator sees the same.
  */
 import { useEffect, useState } from 'react';
-import { isFinished, requestRunStop, requestRunUndo, type ActivityStatus, type RunView } from '@plexus/shared';
+import { isFinished, MAX_ACTIVITY_ARGS_CHARS, requestRunStop, requestRunUndo, type ActivityStatus, type RunView } from '@plexus/shared';
 import { useCanEdit, useSession } from '../collab/context.tsx';
+import { prettyArgs, undoneText } from './runText.ts';
 import { useLocalUser } from '../state/user.ts';
 
 /** "4 s", "2 min 05 s". Pure. */
@@ -42,6 +43,43 @@ function statusText(run: RunView, now: number): string {
     case 'error':
       return `error${run.reason ? `: ${run.reason}` : ''}`;
   }
+}
+
+/** One tool call: a line (tool, arguments in short, time, summary) that opens to the whole arguments and result. */
+function ActivityCard({ a }: { a: RunView['activity'][number] }) {
+  const [open, setOpen] = useState(false);
+  const detail = !!a.args || a.summary.length > 80;
+  return (
+    <li className={`activity activity-${a.status}${open ? ' is-open' : ''}`} data-testid="agent-activity" data-status={a.status} data-tool={a.tool}>
+      <button
+        type="button"
+        className="activity-head"
+        aria-expanded={open}
+        data-testid="agent-activity-toggle"
+        disabled={!detail}
+        title={detail ? (open ? 'Hide the arguments' : 'Show the whole arguments and result') : undefined}
+        onClick={() => setOpen(!open)}
+      >
+        <span className="activity-icon" aria-label={a.status} title={a.status}>
+          {a.status === 'running' ? <span className="spinner" /> : ACTIVITY_ICON[a.status]}
+        </span>
+        <code className="activity-tool">{a.tool}</code>
+        {a.args && !open && <span className="activity-args">{a.args}</span>}
+        {a.durationMs !== null && <span className="activity-time muted">{formatDuration(a.durationMs)}</span>}
+      </button>
+      {open && a.args && (
+        <pre className="activity-args-full" data-testid="agent-activity-args">
+          {prettyArgs(a.args)}
+          {a.args.endsWith('…') && a.args.length >= MAX_ACTIVITY_ARGS_CHARS ? `\n(arguments cut at ${MAX_ACTIVITY_ARGS_CHARS.toLocaleString()} characters)` : ''}
+        </pre>
+      )}
+      {a.summary && (
+        <div className={`activity-summary${open ? ' is-whole' : ''}`} data-testid="agent-activity-summary" title={open ? undefined : a.summary}>
+          {a.summary}
+        </div>
+      )}
+    </li>
+  );
 }
 
 /** The local person as a run requester / signaller. */
@@ -93,8 +131,7 @@ export function RunBlock({ run }: { run: RunView }) {
       </div>
       {run.undone && (
         <div className={`run-undone${run.undone.ok ? '' : ' is-error'}`} data-testid="agent-run-undone">
-          {run.undone.ok ? `Undone by ${run.undo?.name ?? run.undone.by}` : 'Undo failed'}
-          {run.undone.message ? ` — ${run.undone.message}` : ''}
+          {undoneText(run)}
         </div>
       )}
       {run.plan.length > 0 && (
@@ -112,23 +149,7 @@ export function RunBlock({ run }: { run: RunView }) {
       {run.activity.length > 0 && (
         <ul className="run-activity" aria-label="Tool activity">
           {run.activity.map((a) => (
-            <li key={a.id} className={`activity activity-${a.status}`} data-testid="agent-activity" data-status={a.status} data-tool={a.tool}>
-              <span className="activity-icon" aria-label={a.status} title={a.status}>
-                {a.status === 'running' ? <span className="spinner" /> : ACTIVITY_ICON[a.status]}
-              </span>
-              <code className="activity-tool">{a.tool}</code>
-              {a.args && (
-                <span className="activity-args" title={a.args}>
-                  {a.args}
-                </span>
-              )}
-              {a.durationMs !== null && <span className="activity-time muted">{formatDuration(a.durationMs)}</span>}
-              {a.summary && (
-                <div className="activity-summary" data-testid="agent-activity-summary" title={a.summary}>
-                  {a.summary}
-                </div>
-              )}
-            </li>
+            <ActivityCard key={a.id} a={a} />
           ))}
         </ul>
       )}

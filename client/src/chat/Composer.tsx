@@ -1,9 +1,11 @@
 /**
  * The chat input: a small single-purpose tiptap editor (a local draft, not collaborative). Enter
  * sends, Shift+Enter adds a line; empty and oversized messages are refused with the helper's
- * message. `@` opens a list of whom to address (the agent); the "Ask agent" toggle addresses the
- * agent without a mention. A message to the agent requests a run (agent/send.ts), following up
- * the thread chosen with "Reply" on an agent answer.
+ * message. `@` opens a list of whom to address (the agent); `@agent` typed by hand becomes the same
+ * mention once the word is complete (typedMention.ts); the "Ask agent" toggle addresses one
+ * message to the agent without a mention (it turns off after sending and on entering another
+ * workspace). A message to the agent requests a run (agent/send.ts), following up the thread
+ * chosen with "Reply" on an agent answer.
  */
 import { useEffect, useRef, useState } from 'react';
 import { EditorContent, useEditor, type Editor } from '@tiptap/react';
@@ -18,6 +20,7 @@ import { useLocalUser } from '../state/user.ts';
 import { useAgentUi } from '../agent/agentUi.ts';
 import { readAgentPeer } from '../agent/useAgent.ts';
 import { sendChatMessage } from '../agent/send.ts';
+import { mentionsAgentByText, typedAgentMentions } from './typedMention.ts';
 
 /** Whom `@` can address. */
 interface Addressee {
@@ -43,6 +46,22 @@ function mentionsAgent(editor: Editor): boolean {
     return !found;
   });
   return found;
+}
+
+/** Turns every complete `@agent` typed as text into the mention chip; returns whether it changed anything. */
+function convertTypedMentions(editor: Editor): boolean {
+  const { state } = editor;
+  const mention = state.schema.nodes.mention;
+  if (!mention) return false;
+  const found: Array<{ from: number; to: number }> = [];
+  state.doc.descendants((node, pos) => {
+    if (node.isText && node.text) for (const m of typedAgentMentions(node.text, false)) found.push({ from: pos + m.index, to: pos + m.index + m.length });
+  });
+  if (found.length === 0) return false;
+  const tr = state.tr;
+  for (const f of found.reverse()) tr.replaceWith(f.from, f.to, mention.create({ id: 'agent', label: 'agent' }));
+  editor.view.dispatch(tr);
+  return true;
 }
 
 export function Composer({ onSent }: { onSent(): void }) {
@@ -140,6 +159,7 @@ function DraftComposer({ onSent }: { onSent(): void }) {
       },
     },
     onUpdate: ({ editor: e }) => {
+      if (convertTypedMentions(e)) return; // dispatched a change: this runs again with it
       setText(draftText(e));
       setHasMention(mentionsAgent(e));
       setError(null);
@@ -147,16 +167,24 @@ function DraftComposer({ onSent }: { onSent(): void }) {
     onFocus: () => setFocus(session.awareness, { panel: 'chat', cellId: null }),
   });
 
-  const toAgent = askAgent || hasMention || !!replyTo;
+  // A new workspace starts with the toggle off and no follow-up: neither carries over.
+  useEffect(() => {
+    useAgentUi.getState().setAskAgent(false);
+    useAgentUi.getState().setReplyTo(null);
+  }, [session]);
+
+  const toAgent = askAgent || hasMention || !!replyTo || mentionsAgentByText(text);
   sendRef.current = () => {
     if (!editor) return;
     const body = draftText(editor);
     if (body.trim() === '') return;
+    const addressed = toAgent || mentionsAgentByText(body);
     try {
-      sendChatMessage(session, user, body, { toAgent, followUp: replyTo });
-      if (toAgent && !readAgentPeer(session.awareness)) useAgentUi.getState().nudgeOffline();
+      sendChatMessage(session, user, body, { toAgent: addressed, followUp: replyTo });
+      if (addressed && !readAgentPeer(session.awareness)) useAgentUi.getState().nudgeOffline();
       editor.commands.clearContent(true);
       useAgentUi.getState().setReplyTo(null);
+      useAgentUi.getState().setAskAgent(false); // one message, like a mention
       setError(null);
       onSent();
     } catch (e) {

@@ -623,7 +623,7 @@ export class WorkspaceKernel {
       if (run || running.cancelled !== 'superseded by a newer run') {
         this.write(() => {
           const m = begin();
-          finishExec(m, { state: 'cancelled', reason: running.cancelled!, outputs: outcome.error && running.cancelled === 'interrupted' ? [{ type: 'error', name: 'Interrupted', message: 'interrupted' }] : [] }, KERNEL_ORIGIN);
+          finishExec(m, { state: 'cancelled', reason: running.cancelled!, outputs: outcome.error && running.cancelled === 'interrupted' ? [{ type: 'error', name: 'Interrupted', message: 'the run was stopped before it finished' }] : [] }, KERNEL_ORIGIN);
         });
       }
     } else {

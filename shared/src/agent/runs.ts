@@ -121,6 +121,9 @@ export const MAX_ACTIVITY_CHARS = 300;
 
 const ZERO_TOKENS: TokenUsage = { prompt: 0, completion: 0, total: 0 };
 
+/** Longest tool-call arguments kept in a run (the schema's cap): shown whole when a card is opened. */
+export const MAX_ACTIVITY_ARGS_CHARS = 2000;
+
 /** One line, at most `max` characters (an ellipsis marks the cut). */
 export function oneLine(s: string, max = MAX_ACTIVITY_CHARS): string {
   const flat = s.replace(/\s+/g, ' ').trim();
@@ -312,7 +315,8 @@ export function startActivity(doc: Y.Doc, id: string, tool: string, args: string
     const a = new Y.Map<unknown>();
     a.set('id', aid);
     a.set('tool', tool);
-    a.set('args', oneLine(args));
+    const raw = args.trim();
+    a.set('args', raw.length <= MAX_ACTIVITY_ARGS_CHARS ? raw : raw.slice(0, MAX_ACTIVITY_ARGS_CHARS - 1) + '…');
     a.set('status', 'running');
     a.set('startedAt', Date.now());
     a.set('summary', '');

@@ -15,6 +15,16 @@ const MAX_SHOWN = 50;
 /** Characters of a text shown before "show all". */
 const TEXT_FOLD = 8000;
 
+/** "TypeError: x is undefined"; a message that already starts with its name is not repeated. */
+function errorHeadline(name: string, message: string) {
+  if (!name || message.toLowerCase().startsWith(name.toLowerCase())) return <strong>{message}</strong>;
+  return (
+    <>
+      <strong>{name}</strong>: {message}
+    </>
+  );
+}
+
 export function FoldedText({ text, className, testId, name }: { text: string; className: string; testId: string; name?: string }) {
   const [all, setAll] = useState(false);
   const long = text.length > TEXT_FOLD;
@@ -48,7 +58,7 @@ function Output({ out }: { out: CellOutput }) {
     case 'error':
       return (
         <div className="out-error" data-testid="output-error" role="alert">
-          <strong>{out.name}</strong>: {out.message}
+          {errorHeadline(out.name, out.message)}
           {out.line !== undefined && (
             <span className="error-line" data-testid="error-line">
               {' '}

@@ -200,7 +200,7 @@ process.on('SIGINT', () => {
   const { runId } = current;
   current.cancelled = true;
   current.resolveCancel?.();
-  write({ type: 'error', runId, error: { type: 'error', name: 'Interrupted', message: 'interrupted' } });
+  write({ type: 'error', runId, error: { type: 'error', name: 'Interrupted', message: 'the run was stopped before it finished' } });
 });
 process.stdin.on('data', frameReader(onMessage, (e) => {
   process.stderr.write(`runner: ${e.message}\n`);
