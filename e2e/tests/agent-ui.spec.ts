@@ -273,8 +273,8 @@ test('Ctrl+. stops the newest running agent run', async ({ plexus, actor }) => {
   await openWorkspace(alice.page, plexus, workspace.id);
   const peer = await AgentPeer.connect(plexus, workspace.id);
   try {
-    await alice.page.getByTestId('chat-ask-agent').click();
     for (const t of ['first', 'second']) {
+      await alice.page.getByTestId('chat-ask-agent').click(); // one message each
       await alice.page.getByTestId('chat-input').fill(t);
       await alice.page.getByTestId('chat-input').press('Enter');
     }
