@@ -10,8 +10,9 @@ import path from 'node:path';
 import type { Hocuspocus } from '@hocuspocus/server';
 import {
   canWrite, getTable, importNotebook, ipynbToNotebook, notebookToHtml, notebookToIpynb, registerTable, serverOrigin, unregisterTable,
-  getTitle, type Role, type TokenClaims,
+  getTitle, chartOutputs, type Json, type Role, type TokenClaims,
 } from '@plexus/shared';
+import { drawCharts } from '../notebook/chart-svg.ts';
 import type { KernelManager } from '../kernel/manager.ts';
 import { ResultStore, RESULT_REF_PATTERN } from '../kernel/results.ts';
 import { UploadError, importUpload, previewTable, type UploadLimits } from '../kernel/uploads.ts';
@@ -137,11 +138,18 @@ export async function handleNotebookApi(
   if (head === 'export' && rest.length === 1 && method === 'GET') {
     deps.requireWorkspace(id);
     const format = url.searchParams.get('format') ?? 'ipynb';
+    if (format !== 'html' && format !== 'ipynb') throw new HttpError(400, 'bad-format', 'format must be "ipynb" or "html"');
+    // Charts are drawn first (async, outside the document), then both writers read the same doc state.
+    const wanted = await withDoc(deps.hocuspocus, id, (doc) => chartOutputs(doc));
+    const charts = await drawCharts(wanted, (ref) => {
+      if (!deps.kernels || !RESULT_REF_PATTERN.test(ref)) return null;
+      const r = new ResultStore(path.join(deps.kernels.workspaceDir(id), 'results')).get(ref);
+      return r && 'spec' in r ? ((r as { spec?: Json }).spec ?? null) : null;
+    });
     const { body, title } = await withDoc(deps.hocuspocus, id, (doc) => ({
       title: getTitle(doc),
-      body: format === 'html' ? notebookToHtml(doc) : format === 'ipynb' ? JSON.stringify(notebookToIpynb(doc), null, 1) : null,
+      body: format === 'html' ? notebookToHtml(doc, charts) : JSON.stringify(notebookToIpynb(doc, charts), null, 1),
     }));
-    if (body === null) throw new HttpError(400, 'bad-format', 'format must be "ipynb" or "html"');
     const file = `${title.replace(/[^A-Za-z0-9 _-]+/g, '').trim() || 'notebook'}.${format}`;
     res.writeHead(200, {
       'content-type': format === 'html' ? 'text/html; charset=utf-8' : 'application/x-ipynb+json; charset=utf-8',

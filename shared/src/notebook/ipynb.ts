@@ -17,6 +17,7 @@
  * are marked `metadata.plexus = { kind, name }`. Pure module.
  */
 import * as Y from 'yjs';
+import { chartKey, type ChartImages } from './chart-images.ts';
 import { cellSource, createCell, getCell, listCells, type CellKind, type CellView } from '../cells.ts';
 import type { CellId } from '../ids.ts';
 import type { Origin } from '../origin.ts';
@@ -51,7 +52,7 @@ export function tableHtml(columns: Array<{ name: string }>, rows: Array<Record<s
   return `<table>${more}<thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
 }
 
-function nbOutput(o: CellOutput, count: number | null): Record<string, unknown> {
+function nbOutput(o: CellOutput, count: number | null, drawn?: { svg: string } | { error: string }): Record<string, unknown> {
   switch (o.type) {
     case 'stream':
       return { output_type: 'stream', name: o.name, text: lines(o.text) };
@@ -66,8 +67,11 @@ function nbOutput(o: CellOutput, count: number | null): Record<string, unknown> 
         output_type: 'execute_result', execution_count: count, metadata: {},
         data: { 'text/html': lines(tableHtml(o.columns, o.rows, o.totalRows)), 'text/plain': [`${o.totalRows} rows × ${o.columns.length} columns`] },
       };
-    case 'chart':
-      return { output_type: 'display_data', metadata: {}, data: { [o.format === 'vega-lite' ? 'application/vnd.vegalite.v5+json' : 'application/vnd.plexus.plot+json']: o.spec, 'text/plain': [`${o.format} chart`] } };
+    case 'chart': {
+      // Beside the spec, the drawn chart as SVG: what Jupyter, VS Code and nbviewer show.
+      const svg = drawn && 'svg' in drawn ? { 'image/svg+xml': lines(drawn.svg) } : {};
+      return { output_type: 'display_data', metadata: {}, data: { [o.format === 'vega-lite' ? 'application/vnd.vegalite.v5+json' : 'application/vnd.plexus.plot+json']: o.spec, ...svg, 'text/plain': [`${o.format} chart`] } };
+    }
     case 'image':
       return { output_type: 'display_data', metadata: {}, data: { [o.mime]: o.data ?? '', 'text/plain': ['image'] } };
   }
@@ -75,7 +79,7 @@ function nbOutput(o: CellOutput, count: number | null): Record<string, unknown> 
 
 const CELL_ID = /^[a-zA-Z0-9-_]{1,64}$/;
 
-function exportCell(c: CellView, nbLanguage: string, usedIds: Set<string>): NbCell {
+function exportCell(c: CellView, nbLanguage: string, usedIds: Set<string>, charts: ChartImages): NbCell {
   const rec = readJupyterRecord(c);
   let id = rec?.id && CELL_ID.test(rec.id) && !usedIds.has(rec.id) ? rec.id : CELL_ID.test(c.id) && !usedIds.has(c.id) ? c.id : '';
   for (let n = 1; !id; n++) if (!usedIds.has(`${c.id.slice(0, 56)}-${n}`.replace(/[^a-zA-Z0-9-_]/g, '_'))) id = `${c.id.slice(0, 56)}-${n}`.replace(/[^a-zA-Z0-9-_]/g, '_');
@@ -102,12 +106,12 @@ function exportCell(c: CellView, nbLanguage: string, usedIds: Set<string>): NbCe
   } else if (cellLanguage(c) === 'javascript' && nbLanguage !== 'javascript') describes = false; // JavaScript in, say, a Python notebook
   if (!describes) metadata.plexus = c.kind === 'sql' ? { kind: 'sql', ...(c.name ? { name: c.name } : {}) } : { kind: 'code' };
   const count = exec ? exec.count : (rec?.executionCount ?? null);
-  const outputs: Json[] = exec ? readOutputs(c).map((o) => nbOutput(o, count) as unknown as Json) : (rec?.outputs ?? []);
+  const outputs: Json[] = exec ? readOutputs(c).map((o, i) => nbOutput(o, count, charts.get(chartKey(c.id, i))) as unknown as Json) : (rec?.outputs ?? []);
   return { id, cell_type: 'code', execution_count: count, metadata, source: lines(source), outputs };
 }
 
 /** The notebook as an nbformat 4.5 document. */
-export function notebookToIpynb(doc: Y.Doc): Record<string, unknown> {
+export function notebookToIpynb(doc: Y.Doc, charts: ChartImages = new Map()): Record<string, unknown> {
   const nb = readJupyterNotebook(doc);
   const metadata: JsonObject = nb
     ? nb.metadata
@@ -118,7 +122,7 @@ export function notebookToIpynb(doc: Y.Doc): Record<string, unknown> {
       };
   const language = notebookLanguage(metadata);
   const used = new Set<string>();
-  const cells = listCells(doc).map((c) => exportCell(c, language, used));
+  const cells = listCells(doc).map((c) => exportCell(c, language, used, charts));
   return { nbformat: 4, nbformat_minor: 5, metadata, cells };
 }
 

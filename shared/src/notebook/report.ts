@@ -1,7 +1,8 @@
 /**
  * The notebook as a self-contained HTML report: title, markdown rendered from the cells' rich text,
- * code and SQL with their outputs (tables, text, JSON, errors, images inline; chart specs shown as
- * JSON, since the report runs no script). Cells imported from Jupyter that Plexus has not run show
+ * code and SQL with their outputs (tables, text, JSON, errors, images inline; charts as static SVG
+ * images drawn by the server beforehand — the report runs no script — or, where a chart could not
+ * be drawn, the reason and its spec). Cells imported from Jupyter that Plexus has not run show
  * their imported outputs: HTML through an allowlist sanitiser, images as data: URLs, tracebacks as
  * text without ANSI colours. Everything else is escaped; no remote resource is referenced.
  * Pure module.
@@ -10,6 +11,7 @@ import * as Y from 'yjs';
 import { cellFragment, cellSource, listCells } from '../cells.ts';
 import { getTitle } from '../schema.ts';
 import { tableHtml } from './ipynb.ts';
+import { chartKey, type ChartImages } from './chart-images.ts';
 import type { CellOutput } from './outputs.ts';
 import { readExec, readOutputs, staleReason } from './runs.ts';
 import { cellLanguage, displayJupyterOutput, imageDataUrl, isRunnableCell, languageLabel, readJupyterRecord, sanitizeHtml } from './jupyter.ts';
@@ -47,7 +49,26 @@ function node(n: Y.XmlElement | Y.XmlText): string {
   return tag === 'hr' || tag === 'br' ? `<${tag}>` : `<${tag}>${kids}</${tag}>`;
 }
 
-function output(o: CellOutput): string {
+/** Every chart output of the notebook with its key (for drawing them before an export). */
+export function chartOutputs(doc: Y.Doc): Array<{ key: string; format: 'vega-lite' | 'plot'; spec: Json | null; ref?: string }> {
+  const out: Array<{ key: string; format: 'vega-lite' | 'plot'; spec: Json | null; ref?: string }> = [];
+  for (const c of listCells(doc)) {
+    if (c.kind === 'markdown' || !readExec(c)) continue;
+    readOutputs(c).forEach((o, i) => {
+      if (o.type === 'chart') out.push({ key: chartKey(c.id, i), format: o.format, spec: o.spec, ...(o.ref ? { ref: o.ref } : {}) });
+    });
+  }
+  return out;
+}
+
+function chartHtml(o: Extract<CellOutput, { type: 'chart' }>, drawn: { svg: string } | { error: string } | undefined): string {
+  const label = o.format === 'vega-lite' ? 'Vega-Lite' : 'Plot';
+  if (drawn && 'svg' in drawn) return `<figure class="chart"><img alt="${label} chart" src="data:image/svg+xml;charset=utf-8,${encodeURIComponent(drawn.svg)}"></figure>`;
+  const why = drawn ? `${label} chart could not be drawn: ${drawn.error}` : `${label} chart`;
+  return `<details class="chart"><summary>${esc(why)} (spec)</summary><pre>${esc(JSON.stringify(o.spec, null, 1))}</pre></details>`;
+}
+
+function output(o: CellOutput, drawn?: { svg: string } | { error: string }): string {
   switch (o.type) {
     case 'stream':
       return `<pre class="${o.name}">${esc(o.text)}</pre>`;
@@ -60,7 +81,7 @@ function output(o: CellOutput): string {
     case 'error':
       return `<pre class="error">${esc(`${o.name}: ${o.message}${o.line ? ` (line ${o.line})` : ''}`)}</pre>`;
     case 'chart':
-      return `<details class="chart"><summary>${o.format === 'vega-lite' ? 'Vega-Lite' : 'Plot'} chart (spec)</summary><pre>${esc(JSON.stringify(o.spec, null, 1))}</pre></details>`;
+      return chartHtml(o, drawn);
     case 'image': {
       if (!o.data) return '<p class="note">image stored on the server</p>';
       const src = o.mime === 'image/svg+xml' ? `data:image/svg+xml;charset=utf-8,${encodeURIComponent(o.data)}` : `data:${esc(o.mime)};base64,${esc(o.data)}`;
@@ -95,10 +116,10 @@ section{margin:1.2rem 0}pre{background:#f5f5f7;padding:.6rem;overflow:auto;borde
 pre.source{border-left:3px solid #4a7bd0}pre.error{background:#fdecec;color:#9b1c1c}pre.stderr{background:#fff7e0}
 .meta{color:#6e6e73;font-size:12px}table{border-collapse:collapse;font-size:13px;margin:.4rem 0}
 td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}caption{caption-side:bottom;color:#6e6e73;font-size:12px}
-.stale{color:#a15c00}img{max-width:100%}.note{color:#6e6e73}`;
+.stale{color:#a15c00}img{max-width:100%}.note{color:#6e6e73}figure.chart{margin:.5rem 0}`;
 
 /** The whole report as one HTML document. */
-export function notebookToHtml(doc: Y.Doc): string {
+export function notebookToHtml(doc: Y.Doc, charts: ChartImages = new Map()): string {
   const title = getTitle(doc);
   const parts = listCells(doc).map((c) => {
     if (c.kind === 'markdown') {
@@ -116,7 +137,7 @@ export function notebookToHtml(doc: Y.Doc): string {
     const meta = exec
       ? `<div class="meta">[${exec.count}] ${kind} · ${esc(exec.state)}${exec.durationMs !== null ? ` · ${exec.durationMs} ms` : ''}${stale ? ` · <span class="stale">stale: ${esc(stale)}</span>` : ''}</div>`
       : `<div class="meta">${kind} · not run</div>`;
-    return `<section class="${c.kind}">${meta}<pre class="source">${esc(cellSource(c))}</pre>${readOutputs(c).map(output).join('')}</section>`;
+    return `<section class="${c.kind}">${meta}<pre class="source">${esc(cellSource(c))}</pre>${readOutputs(c).map((o, i) => output(o, charts.get(chartKey(c.id, i)))).join('')}</section>`;
   });
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><style>${STYLE}</style></head><body><h1>${esc(title)}</h1>${parts.join('\n')}<footer class="meta">Exported from Plexus ${esc(new Date().toISOString())}</footer></body></html>`;
 }

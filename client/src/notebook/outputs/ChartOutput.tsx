@@ -6,18 +6,12 @@
  * Effects: network (large specs), DOM (the rendered chart).
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { CellOutput, Json } from '@plexus/shared';
+import { buildPlot, vegaLiteWithReadableText, type CellOutput, type Json } from '@plexus/shared';
 import { fetchResult } from '../../api/notebook.ts';
 import { useApiToken } from '../../api/tokenContext.ts';
 import { useSession } from '../../collab/context.tsx';
 
 type ChartOut = Extract<CellOutput, { type: 'chart' }>;
-
-/** Plot marks a declarative spec may use (each `Plot[mark](data, options)`). */
-const PLOT_MARKS = new Set([
-  'dot', 'dotX', 'dotY', 'line', 'lineX', 'lineY', 'barX', 'barY', 'rect', 'rectX', 'rectY', 'areaX', 'areaY', 'area', 'text', 'textX', 'textY',
-  'ruleX', 'ruleY', 'cell', 'cellX', 'cellY', 'tickX', 'tickY', 'frame', 'gridX', 'gridY', 'axisX', 'axisY', 'link', 'arrow', 'tip', 'hexagon', 'image', 'vector',
-]);
 
 async function renderVegaLite(el: HTMLElement, spec: Json): Promise<() => void> {
   const [{ default: embed }, vega] = await Promise.all([import('vega-embed'), import('vega')]);
@@ -26,19 +20,13 @@ async function renderVegaLite(el: HTMLElement, spec: Json): Promise<() => void> 
   // A shared notebook must not make everyone's browser fetch URLs a cell chose.
   loader.sanitize = ((uri: string, opt: Parameters<typeof sanitize>[1]) =>
     /^data:/.test(uri) ? sanitize(uri, opt) : Promise.reject(new Error('charts cannot load URLs: put the data in the spec (data.values)'))) as typeof loader.sanitize;
-  const res = await embed(el, spec as never, { actions: false, renderer: 'svg', loader });
+  const res = await embed(el, vegaLiteWithReadableText(spec) as never, { actions: false, renderer: 'svg', loader });
   return () => res.finalize();
 }
 
 async function renderPlot(el: HTMLElement, spec: Json): Promise<() => void> {
   const Plot = await import('@observablehq/plot');
-  const { marks = [], ...options } = (spec ?? {}) as { marks?: Array<{ mark: string; data?: unknown; options?: object }> } & Record<string, unknown>;
-  const built = (Array.isArray(marks) ? marks : []).map((m) => {
-    if (!PLOT_MARKS.has(m.mark)) throw new Error(`unknown Plot mark "${m.mark}"`);
-    const f = (Plot as unknown as Record<string, (d?: unknown, o?: object) => unknown>)[m.mark]!;
-    return m.data === undefined ? f(m.options) : f(m.data, m.options);
-  });
-  const node = Plot.plot({ ...options, marks: built } as never);
+  const node = buildPlot(Plot as never, spec);
   el.replaceChildren(node);
   return () => node.remove();
 }
