@@ -82,7 +82,49 @@ export class NeuroglancerHost {
       showSettingsButton: false,
     } as never) as unknown as NgViewer;
     setDefaultInputEventBindings((this.viewer as unknown as { inputEventBindings: never }).inputEventBindings);
+    this.keepFocusWithThePerson();
   }
+
+  /**
+   * Neuroglancer focuses its viewer and panels by itself — when the pointer passes over them, and
+   * whenever focus falls back to the page — so keys a person types elsewhere (a view-only person,
+   * whose page has nothing editable, above all) reached its shortcuts: `h` opened its help over
+   * the viewer. Its self-focusing elements are the ones it makes focusable from script only
+   * (`tabindex="-1"`); they stay unfocusable until the person presses a pointer inside the viewer,
+   * and become so again when the focus leaves it. Its shortcuts then work exactly as before.
+   */
+  private keepFocusWithThePerson(): void {
+    const mount = this.mount;
+    const MARK = 'data-plexus-focusable';
+    let engaged = false;
+    const strip = () => {
+      for (const el of mount.querySelectorAll('[tabindex="-1"]')) {
+        el.removeAttribute('tabindex');
+        el.setAttribute(MARK, '');
+      }
+    };
+    const observer = new MutationObserver(() => {
+      if (!engaged) strip();
+    });
+    observer.observe(mount, { subtree: true, childList: true, attributes: true, attributeFilter: ['tabindex'] });
+    this.stopFocusGuard = () => observer.disconnect();
+    strip();
+    mount.addEventListener(
+      'pointerdown',
+      () => {
+        engaged = true;
+        for (const el of mount.querySelectorAll(`[${MARK}]`)) el.setAttribute('tabindex', '-1');
+      },
+      true,
+    );
+    mount.addEventListener('focusout', (e) => {
+      if (e.relatedTarget instanceof Node && mount.contains(e.relatedTarget)) return;
+      engaged = false;
+      strip();
+    });
+  }
+
+  private stopFocusGuard: () => void = () => {};
 
   /** The viewer's state as JSON (a fresh object each call). */
   getState(): NgState {
@@ -162,6 +204,7 @@ export class NeuroglancerHost {
 
   /** Disposes the viewer, its canvas and its WebGL context. */
   dispose(): void {
+    this.stopFocusGuard();
     const gl = this.viewer.display.gl;
     this.viewer.dispose();
     this.viewer.display.dispose();
