@@ -80,6 +80,8 @@ test('offline edits are kept locally (also across a reload) and merge when alice
   await expect(alice.page.getByTestId('connection-status')).toHaveText('offline');
   // The server noticed: bob no longer sees her.
   await expect(bob.page.getByTestId('avatar')).toHaveCount(1);
+  // Her kernel bar says why nothing runs — the connection, not a server setting.
+  await expect(alice.page.getByTestId('kernel-offline-reason')).toHaveText('Not connected to the server: cells run once it is back (run requests made now are kept).');
 
   // --- Both edit. Alice: end of the code cell, and a new markdown cell. Bob: start of the code
   // cell, and the end of the markdown cell.

@@ -19,6 +19,9 @@ async function typeOverTheViewer(page: Page): Promise<void> {
   // The app's own `?` still answers from the page: the keys above were handled, and reached no viewer.
   await page.keyboard.press('Shift+Slash');
   await expect(page.getByTestId('help-popover')).toBeVisible();
+  // The list has the run keys people reach for first.
+  await expect(page.getByTestId('help-popover')).toContainText('Ctrl+Enter');
+  await expect(page.getByTestId('help-popover')).toContainText('Shift+Enter');
   await expect(ngHelp(page)).toHaveCount(0);
   await page.keyboard.press('Escape');
   await expect(page.getByTestId('help-popover')).toHaveCount(0);

@@ -4,6 +4,7 @@
  * origin, so Ctrl+Z undoes this browser's typing in this cell and nothing else. Ctrl+Enter runs
  * the cell, Shift+Enter runs it and moves on (editors only); the line of an error output is marked.
  */
+import { EDITOR_RUN_KEYS } from './shortcuts.ts';
 import { useEffect, useLayoutEffect, useRef } from 'react';
 import * as Y from 'yjs';
 import { Compartment, EditorState, Prec } from '@codemirror/state';
@@ -80,8 +81,8 @@ export function CodeEditor({ cellId, ytext, kind, language: foreign = null, read
               readOnly || foreignRef.current
                 ? []
                 : [
-                    { key: 'Mod-Enter', run: () => (notebook.run(cellId), true) },
-                    { key: 'Shift-Enter', run: () => (notebook.runAndAdvance(cellId), true) },
+                    { key: EDITOR_RUN_KEYS[0].key, run: () => (notebook.run(cellId), true) },
+                    { key: EDITOR_RUN_KEYS[1].key, run: () => (notebook.runAndAdvance(cellId), true) },
                   ],
             ),
           ),

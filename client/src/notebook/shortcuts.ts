@@ -10,8 +10,15 @@ export interface ShortcutHelp {
   what: string;
 }
 
+/** Keys bound in code and SQL editors (CodeMirror key names), with their help: one list for both. */
+export const EDITOR_RUN_KEYS = [
+  { key: 'Mod-Enter', keys: 'Ctrl+Enter', what: 'In a code or SQL cell: run it (and the cells that depend on it)' },
+  { key: 'Shift-Enter', keys: 'Shift+Enter', what: 'In a code or SQL cell: run it and go to the next cell' },
+] as const;
+
 /** Shown in the `?` help popover. */
 export const SHORTCUTS: ShortcutHelp[] = [
+  ...EDITOR_RUN_KEYS.map(({ keys, what }) => ({ keys, what })),
   { keys: 'Shift+Alt+↑ / ↓', what: 'Move the current cell up / down' },
   { keys: 'Ctrl+Alt+N', what: 'New code cell below' },
   { keys: 'Ctrl+Alt+M', what: 'New markdown cell below' },

@@ -4,7 +4,7 @@
  * explanation when offline). Commands go into the document through the shared helpers.
  */
 import { requestInterrupt, requestRestart, requestRunAll, requestRunStale, type KernelState } from '@plexus/shared';
-import { useCanEdit, useSession } from '../../collab/context.tsx';
+import { useCanEdit, useSession, useSessionSnapshot } from '../../collab/context.tsx';
 import { requesterOf } from './requester.ts';
 import { useKernelStatus } from './useCellRun.ts';
 
@@ -21,6 +21,7 @@ export function KernelBar() {
   const session = useSession();
   const canEdit = useCanEdit();
   const status = useKernelStatus(session.doc);
+  const connection = useSessionSnapshot().status;
   const busyWith = status.state === 'busy' && status.queue.length ? ` · ${status.queue.length} queued` : '';
   return (
     <div className="kernel-bar">
@@ -40,10 +41,16 @@ export function KernelBar() {
         <span className="kernel-dot" /> kernel {STATE_TEXT[status.state]}
         {busyWith}
       </span>
-      {status.state === 'offline' && (
+      {connection !== 'connected' ? (
         <span className="muted kernel-offline" data-testid="kernel-offline-reason">
-          {status.message ?? 'No kernel is connected (the server may run without one, PLEXUS_KERNEL=0); run requests wait until one starts.'}
+          Not connected to the server: cells run once it is back (run requests made now are kept).
         </span>
+      ) : (
+        status.state === 'offline' && (
+          <span className="muted kernel-offline" data-testid="kernel-offline-reason">
+            {status.message ?? 'No kernel has joined this workspace yet: run requests wait until one starts.'}
+          </span>
+        )
       )}
     </div>
   );
