@@ -8,12 +8,28 @@ import type { CellOutput, Json, TableColumn } from '@plexus/shared';
 import { fetchResultRows, type RowsPage } from '../../api/notebook.ts';
 import { useApiToken } from '../../api/tokenContext.ts';
 import { useSession } from '../../collab/context.tsx';
+import { displayText, isRounded, rawText } from './formatValue.ts';
 
 type TableOut = Extract<CellOutput, { type: 'table' }>;
 
 export const PAGE_ROWS = 50;
 
-const cellText = (v: Json | undefined): string => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+/**
+ * Copying a selection inside a table gives the full values (tab-separated rows), not the rounded
+ * ones on screen.
+ */
+function copyRawValues(e: React.ClipboardEvent<HTMLTableElement>): void {
+  const sel = window.getSelection();
+  if (!sel || sel.isCollapsed) return;
+  const rows: string[] = [];
+  for (const tr of e.currentTarget.querySelectorAll('tr')) {
+    const cells = [...tr.querySelectorAll<HTMLElement>('td[data-raw], th')].filter((c) => sel.containsNode(c, true));
+    if (cells.length) rows.push(cells.map((c) => (c.dataset.raw ?? c.firstChild?.textContent ?? '').trim()).join('\t'));
+  }
+  if (rows.length === 0) return;
+  e.preventDefault();
+  e.clipboardData.setData('text/plain', rows.join('\n'));
+}
 
 /** Selectable rows (data previews): `offset` is the absolute index of the first row shown. */
 export interface RowSelectionProps {
@@ -26,7 +42,7 @@ export interface RowSelectionProps {
 export function RowsTable({ columns, rows, selection }: { columns: TableColumn[]; rows: Array<Record<string, Json>>; selection?: RowSelectionProps }) {
   return (
     <div className="table-scroll">
-      <table className="out-table-grid" aria-multiselectable={selection ? true : undefined} role={selection ? 'grid' : undefined}>
+      <table className="out-table-grid" onCopy={copyRawValues} aria-multiselectable={selection ? true : undefined} role={selection ? 'grid' : undefined}>
         <thead>
           <tr>
             {columns.map((c) => (
@@ -49,7 +65,9 @@ export function RowsTable({ columns, rows, selection }: { columns: TableColumn[]
               })}
             >
               {columns.map((c) => (
-                <td key={c.name}>{cellText(r[c.name])}</td>
+                <td key={c.name} data-raw={rawText(r[c.name])} title={isRounded(r[c.name]) ? rawText(r[c.name]) : undefined} className={typeof r[c.name] === 'number' ? 'is-num' : undefined}>
+                  {displayText(r[c.name])}
+                </td>
               ))}
             </tr>
           ))}
