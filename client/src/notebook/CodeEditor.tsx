@@ -68,6 +68,8 @@ export function CodeEditor({ cellId, ytext, kind, language: foreign = null, read
         doc: ytext.toString(),
         extensions: [
           lineNumbers(),
+          // Long lines wrap: no sideways scrolling that would carry the code under the line numbers.
+          EditorView.lineWrapping,
           drawSelection(),
           dropCursor(),
           highlightActiveLine(),
