@@ -32,8 +32,12 @@ test('typing with the pointer over the viewer never reaches Neuroglancer until t
   const viewLink = await plexus.share(workspace.id, 'viewer');
   const victor = await actor(VICTOR);
   const alice = await actor(ALICE);
-  await openWorkspace(victor.page, plexus, workspace.id, viewLink.token);
   await openWorkspace(alice.page, plexus, workspace.id);
+  // A layer first (an empty viewer shows its hint over Neuroglancer).
+  await alice.page.getByTestId('viewer-empty-add').first().click({ timeout: 20_000 });
+  await expect(alice.page.getByTestId('viewer-empty')).toHaveCount(0);
+  await openWorkspace(victor.page, plexus, workspace.id, viewLink.token);
+  await expect(victor.page.getByTestId('viewer-empty')).toHaveCount(0);
   for (const page of [victor.page, alice.page]) {
     await expect(page.getByTestId('viewer-panel').locator('canvas').first()).toBeVisible();
     await typeOverTheViewer(page);

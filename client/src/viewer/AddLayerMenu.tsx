@@ -8,14 +8,14 @@ import { addLayer, canWrite, layerForServedVolume, layerNames, type ServedLayer 
 import { useSession } from '../collab/context.tsx';
 import { Popover } from '../ui/Popover.tsx';
 
-interface Dataset {
+export interface Dataset {
   name: string;
   title?: string;
   status?: string;
   layers: ServedLayer[];
 }
 
-async function loadDatasets(): Promise<Dataset[]> {
+export async function loadDatasets(): Promise<Dataset[]> {
   const res = await fetch('/volumes/');
   if (!res.ok) throw new Error(`the server's volume list answered ${res.status}`);
   const list = (await res.json()) as { datasets: Array<{ name: string; title?: string; status?: string }> };
@@ -26,6 +26,14 @@ async function loadDatasets(): Promise<Dataset[]> {
       return { ...d, layers: r.ok ? (((await r.json()) as { layers: ServedLayer[] }).layers ?? []) : [] };
     }),
   );
+}
+
+/** Adds a served volume's layer to the shared viewer under a name not taken yet. */
+export function addServedLayer(session: ReturnType<typeof useSession>, dataset: string, layer: ServedLayer): void {
+  const taken = new Set(layerNames(session.doc));
+  let name = layer.name;
+  for (let i = 2; taken.has(name); i++) name = `${layer.name} ${i}`;
+  addLayer(session.doc, layerForServedVolume(dataset, layer, name), session.origin);
 }
 
 export function AddLayerMenu({ disabled }: { disabled: boolean }) {
@@ -43,10 +51,7 @@ export function AddLayerMenu({ disabled }: { disabled: boolean }) {
     }
   };
   const add = (dataset: string, layer: ServedLayer) => {
-    const taken = new Set(layerNames(session.doc));
-    let name = layer.name;
-    for (let i = 2; taken.has(name); i++) name = `${layer.name} ${i}`;
-    addLayer(session.doc, layerForServedVolume(dataset, layer, name), session.origin);
+    addServedLayer(session, dataset, layer);
     setOpen(false);
   };
 

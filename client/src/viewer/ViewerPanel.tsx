@@ -13,6 +13,7 @@ import { ViewerToolbar } from './ViewerToolbar.tsx';
 import { useViewerUi } from './viewerUi.ts';
 import type { NeuroglancerHost } from './neuroglancerHost.ts';
 import { ViewerBinding } from './viewerBinding.ts';
+import { EmptyViewer } from './EmptyViewer.tsx';
 
 declare global {
   interface Window {
@@ -82,6 +83,7 @@ export function ViewerPanel({ token }: { token: string }) {
             The viewer could not start: {error}
           </div>
         )}
+        {binding && <EmptyViewer />}
       </div>
     </div>
   );
