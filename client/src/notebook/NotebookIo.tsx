@@ -29,8 +29,8 @@ export function NotebookIo() {
   return (
     <div className="notebook-io">
       {canEdit && (
-        <label className="btn btn-small" title="Append the cells of a Jupyter notebook">
-          Import .ipynb
+        <label className="btn btn-small" title="Import a Jupyter notebook (.ipynb): its cells are appended">
+          Import
           <input
             type="file"
             hidden
@@ -44,8 +44,8 @@ export function NotebookIo() {
           />
         </label>
       )}
-      <button className="btn btn-small" data-testid="notebook-export-ipynb" onClick={() => exportAs('ipynb')}>
-        Export .ipynb
+      <button className="btn btn-small" data-testid="notebook-export-ipynb" title="Download as a Jupyter notebook (.ipynb)" onClick={() => exportAs('ipynb')}>
+        Export
       </button>
       <button className="btn btn-small" data-testid="notebook-export-html" title="A self-contained HTML report with the outputs" onClick={() => exportAs('html')}>
         Report

@@ -24,16 +24,33 @@ interface UiState {
   setChatWidth(w: number): void;
   setViewerWidth(w: number): void;
   toggleViewer(): void;
+  chatCollapsed: boolean;
+  toggleChat(): void;
   setHelpOpen(open: boolean): void;
   setShareOpen(open: boolean): void;
 }
 
+/**
+ * First widths for this window (until the person drags a splitter, which is remembered): the
+ * notebook keeps the larger share — at 1,400 px about 690 px, room for its toolbar on one line.
+ */
+export function defaultPanelWidths(windowWidth: number): { chatWidth: number; viewerWidth: number } {
+  const w = Number.isFinite(windowWidth) && windowWidth > 0 ? windowWidth : 1400;
+  return {
+    chatWidth: clamp(Math.round(w * 0.23), PANEL_LIMITS.chat.min, PANEL_LIMITS.chat.max),
+    viewerWidth: clamp(Math.round(w * 0.28), PANEL_LIMITS.viewer.min, PANEL_LIMITS.viewer.max),
+  };
+}
+
+const firstWidths = defaultPanelWidths(typeof window === 'undefined' ? 1400 : window.innerWidth);
+
 export const useUi = create<UiState>()(
   persist(
     (set) => ({
-      chatWidth: 340,
-      viewerWidth: 480,
+      chatWidth: firstWidths.chatWidth,
+      viewerWidth: firstWidths.viewerWidth,
       viewerCollapsed: false,
+      chatCollapsed: false,
       helpOpen: false,
       shareOpen: false,
       dataOpen: false,
@@ -41,13 +58,14 @@ export const useUi = create<UiState>()(
       setChatWidth: (w) => set({ chatWidth: clamp(Math.round(w), PANEL_LIMITS.chat.min, PANEL_LIMITS.chat.max) }),
       setViewerWidth: (w) => set({ viewerWidth: clamp(Math.round(w), PANEL_LIMITS.viewer.min, PANEL_LIMITS.viewer.max) }),
       toggleViewer: () => set((s) => ({ viewerCollapsed: !s.viewerCollapsed })),
+      toggleChat: () => set((s) => ({ chatCollapsed: !s.chatCollapsed })),
       setHelpOpen: (helpOpen) => set({ helpOpen }),
       setShareOpen: (shareOpen) => set({ shareOpen }),
     }),
     {
       name: 'plexus.ui',
       // Popovers start closed on every load; only the layout persists.
-      partialize: (s) => ({ chatWidth: s.chatWidth, viewerWidth: s.viewerWidth, viewerCollapsed: s.viewerCollapsed, dataOpen: s.dataOpen }),
+      partialize: (s) => ({ chatWidth: s.chatWidth, viewerWidth: s.viewerWidth, viewerCollapsed: s.viewerCollapsed, chatCollapsed: s.chatCollapsed, dataOpen: s.dataOpen }),
     },
   ),
 );

@@ -18,6 +18,8 @@ export function Header({ token }: { token: string }) {
   const { canUndo, canRedo } = useUndoState(session.undoManager);
   const viewerCollapsed = useUi((s) => s.viewerCollapsed);
   const toggleViewer = useUi((s) => s.toggleViewer);
+  const chatCollapsed = useUi((s) => s.chatCollapsed);
+  const toggleChat = useUi((s) => s.toggleChat);
   return (
     <header className="app-header">
       <a
@@ -50,6 +52,9 @@ export function Header({ token }: { token: string }) {
       )}
       <button className={`btn btn-small toggle${viewerCollapsed ? '' : ' is-on'}`} aria-pressed={!viewerCollapsed} title="Show or hide the viewer panel" onClick={toggleViewer}>
         Viewer panel
+      </button>
+      <button className={`btn btn-small toggle${chatCollapsed ? '' : ' is-on'}`} aria-pressed={!chatCollapsed} data-testid="toggle-chat" title="Show or hide the chat" onClick={toggleChat}>
+        Chat
       </button>
       <Avatars awareness={session.awareness} />
       <NameEditor />

@@ -88,10 +88,14 @@ export function WorkspaceLayout({ token }: { token: string }) {
             </section>
           </>
         )}
-        <Splitter size={ui.chatWidth} onResize={ui.setChatWidth} side="right" label="Resize chat" testId="chat-splitter" />
-        <aside className="panel" style={{ width: ui.chatWidth }} aria-label="Chat">
-          <ChatPanel />
-        </aside>
+        {!ui.chatCollapsed && (
+          <>
+            <Splitter size={ui.chatWidth} onResize={ui.setChatWidth} side="right" label="Resize chat" testId="chat-splitter" />
+            <aside className="panel" style={{ width: ui.chatWidth }} aria-label="Chat">
+              <ChatPanel />
+            </aside>
+          </>
+        )}
       </div>
     </div>
     </ApiTokenContext.Provider>

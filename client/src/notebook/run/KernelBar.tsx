@@ -37,8 +37,8 @@ export function KernelBar() {
             {a.label}
           </button>
         ))}
-      <span className={`kernel-status kernel-${status.state}`} data-testid="kernel-status" data-state={status.state} title={status.message}>
-        <span className="kernel-dot" /> kernel {STATE_TEXT[status.state]}
+      <span className={`kernel-status kernel-${status.state}`} data-testid="kernel-status" data-state={status.state} title={`Kernel: ${STATE_TEXT[status.state]}${status.message ? ` — ${status.message}` : ''}`} aria-label={`Kernel ${STATE_TEXT[status.state]}`}>
+        <span className="kernel-dot" /> {STATE_TEXT[status.state]}
         {busyWith}
       </span>
       {connection !== 'connected' ? (
