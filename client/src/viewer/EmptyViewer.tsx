@@ -44,19 +44,24 @@ export function EmptyViewer() {
           {datasets === null && !error && <p className="muted">Looking for volumes on this server…</p>}
           {ready.length > 0 && (
             <ul className="viewer-empty-volumes" aria-label="Volumes on this server">
-              {ready.flatMap((d) =>
-                d.layers.map((l) => (
-                  <li key={`${d.name}/${l.name}`}>
-                    <button className="btn btn-small" data-testid="viewer-empty-add" onClick={() => addServedLayer(session, d.name, l)}>
-                      + {l.name}
-                    </button>
-                    <span className="muted">
-                      {d.title ?? d.name}
-                      {l.info?.type ? ` · ${l.info.type}` : ''}
-                    </span>
-                  </li>
-                )),
-              )}
+              {ready.map((d) => (
+                <li key={d.name}>
+                  <span className="viewer-empty-dataset">{d.title ?? d.name}</span>
+                  <span className="viewer-empty-layers">
+                    {d.layers.map((l) => (
+                      <button
+                        key={l.name}
+                        className="btn btn-small"
+                        data-testid="viewer-empty-add"
+                        title={`Add ${l.name}${l.info?.type ? ` (${l.info.type})` : ''} to the shared viewer`}
+                        onClick={() => addServedLayer(session, d.name, l)}
+                      >
+                        + {l.name}
+                      </button>
+                    ))}
+                  </span>
+                </li>
+              ))}
             </ul>
           )}
           {datasets !== null && ready.length === 0 && <p className="muted">This server serves no volumes yet: upload one, or add any other source.</p>}
