@@ -41,6 +41,8 @@ test('@agent typed by hand becomes the mention as you type and asks the agent; l
     await expect(input).toHaveText('');
     const asked = lastMessage(bob.page);
     await expect(asked.locator('.chat-text')).toHaveText('@agent what is the total of 3, 4 and 5?');
+    // Posted, it still shows as the mention (for everyone): it asked the agent.
+    await expect(asked.locator('.chat-text .mention')).toHaveText('@agent');
     // A run was requested with the message: the agent peer sees it and answers in its thread.
     const messageId = (await lastMessage(alice.page).getAttribute('data-message-id'))!;
     expect(await lastMessage(alice.page).getAttribute('data-run-id')).toBeTruthy();

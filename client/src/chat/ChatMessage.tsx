@@ -81,7 +81,7 @@ export const ChatMessage = memo(function ChatMessage({ m, own, run, reply }: Pro
         ) : (
           // Agent answers stream in: announce them politely to screen readers.
           <div className="chat-text" aria-live={answer ? 'polite' : undefined} aria-busy={m.status === 'streaming' || undefined}>
-            <MessageText text={m.text} />
+            <MessageText text={m.text} toAgent={!!m.runId && m.author.kind === 'person'} />
           </div>
         )}
         {showRun && !answer && <RunBlock run={run} />}

@@ -3,10 +3,34 @@
  * links, which run to thousands of characters, are shown masked with an "Open in viewer" action
  * that loads the state into the workspace's shared viewer.
  */
-import { useMemo, useState } from 'react';
+import { createContext, useContext, useMemo, useState, type ReactNode } from 'react';
 import { canWrite, parseStateInput, portableState, replaceViewerState, splitLinks } from '@plexus/shared';
 import { useSession } from '../collab/context.tsx';
 import { parseInline, splitBlocks } from './markdown.ts';
+import { typedAgentMentions } from './typedMention.ts';
+
+/** Whether the message was addressed to the agent: its `@agent` words show as the mention chip. */
+const AddressesAgent = createContext(false);
+
+/** Plain text with its `@agent` mentions as chips (only in messages that asked the agent). */
+function PlainText({ text }: { text: string }) {
+  const toAgent = useContext(AddressesAgent);
+  const found = toAgent ? typedAgentMentions(text, true) : [];
+  if (found.length === 0) return <>{text}</>;
+  const out: ReactNode[] = [];
+  let at = 0;
+  found.forEach((m, i) => {
+    out.push(text.slice(at, m.index));
+    out.push(
+      <span key={i} className="mention" data-mention="agent">
+        {text.slice(m.index, m.index + m.length)}
+      </span>,
+    );
+    at = m.index + m.length;
+  });
+  out.push(text.slice(at));
+  return <>{out}</>;
+}
 
 function OpenInViewer({ url }: { url: string }) {
   const session = useSession();
@@ -38,11 +62,11 @@ function OpenInViewer({ url }: { url: string }) {
 /** Inline markdown of a text run (bold, italic, code). */
 function InlineText({ text }: { text: string }) {
   const spans = parseInline(text);
-  if (spans.length === 1 && spans[0]!.kind === 'text') return <>{text}</>;
+  if (spans.length === 1 && spans[0]!.kind === 'text') return <PlainText text={text} />;
   return (
     <>
       {spans.map((s, i) =>
-        s.kind === 'bold' ? <strong key={i}>{s.text}</strong> : s.kind === 'italic' ? <em key={i}>{s.text}</em> : s.kind === 'code' ? <code key={i} className="chat-code">{s.text}</code> : <span key={i}>{s.text}</span>,
+        s.kind === 'bold' ? <strong key={i}>{s.text}</strong> : s.kind === 'italic' ? <em key={i}>{s.text}</em> : s.kind === 'code' ? <code key={i} className="chat-code">{s.text}</code> : <span key={i}><PlainText text={s.text} /></span>,
       )}
     </>
   );
@@ -74,10 +98,10 @@ function TextWithLinks({ text }: { text: string }) {
 }
 
 /** A message's text: fenced code blocks, inline markdown, links (see markdown.ts). Never HTML. */
-export function MessageText({ text }: { text: string }) {
+export function MessageText({ text, toAgent = false }: { text: string; toAgent?: boolean }) {
   const blocks = useMemo(() => splitBlocks(text), [text]);
   return (
-    <>
+    <AddressesAgent.Provider value={toAgent}>
       {blocks.map((b, i) =>
         b.kind === 'code' ? (
           <pre key={i} className="chat-pre" data-lang={b.lang || undefined}>
@@ -87,6 +111,6 @@ export function MessageText({ text }: { text: string }) {
           <TextWithLinks key={i} text={b.text} />
         ),
       )}
-    </>
+    </AddressesAgent.Provider>
   );
 }
