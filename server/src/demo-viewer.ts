@@ -26,6 +26,8 @@ export const DEMO_ROI_LAYER = 'ROIs';
 export function demoViewerState(): NgState {
   return {
     dimensions: { x: UM, y: UM, t: [FRAME_S, 's'] },
+    // One frame drawn as wide as a pixel: the time scale bar reads seconds (see timeRenderScales).
+    relativeDisplayScales: { t: UM[0] / FRAME_S },
     position: [128, 128, 450],
     crossSectionScale: 0.7,
     projectionScale: 512,

@@ -37,7 +37,7 @@ describe('charts in exports', () => {
 
     const nb = await (await exportAs(ws, 'ipynb')).json();
     expect(nbformatErrors(nb)).toEqual([]);
-    const ids = listCells(a.doc).map((c) => c.id);
+    const ids: string[] = listCells(a.doc).map((c) => c.id);
     const data = (id: string) => nb.cells[ids.indexOf(id)].outputs.find((o: any) => o.output_type === 'display_data').data;
     expect(Object.keys(data(vl)).sort()).toEqual(['application/vnd.vegalite.v5+json', 'image/svg+xml', 'text/plain']);
     expect(Object.keys(data(pl)).sort()).toEqual(['application/vnd.plexus.plot+json', 'image/svg+xml', 'text/plain']);

@@ -404,7 +404,33 @@ export function addLayer(doc: Y.Doc, layer: NgLayer, origin: Origin): void {
     const m = new Y.Map<unknown>();
     viewerRoots(doc).layers.set(layer.name, m);
     fillLayer(m, layer, orderKeyBetween(last, null));
+    const factors = timeRenderScales(layer);
+    const state = viewerRoots(doc).state;
+    if (factors && state.get('relativeDisplayScales') === undefined) state.set('relativeDisplayScales', factors);
   }, origin);
+}
+
+/**
+ * Neuroglancer compares units across axes numerically (1 s counts as 1 m): a time axis of 33 ms
+ * frames beside 1 µm pixels is drawn 33,000 times stretched and its scale bar reads microseconds.
+ * For a layer with a time axis (`s`) and spatial axes (`m`) this gives Neuroglancer's
+ * `relativeDisplayScales` that draw one frame as wide as the finest spatial voxel, so the time
+ * scale bar reads seconds. Null for layers without both. Pure.
+ */
+export function timeRenderScales(layer: NgLayer): Record<string, number> | null {
+  const src = (layer as { source?: unknown }).source;
+  const transform = src && typeof src === 'object' && !Array.isArray(src) ? (src as { transform?: { outputDimensions?: Record<string, unknown> } }).transform : undefined;
+  const dims = transform?.outputDimensions;
+  if (!dims) return null;
+  let spatial = Infinity;
+  const times: Array<[string, number]> = [];
+  for (const [name, d] of Object.entries(dims)) {
+    if (!Array.isArray(d) || typeof d[0] !== 'number' || !(d[0] > 0)) continue;
+    if (d[1] === 'm') spatial = Math.min(spatial, d[0]);
+    else if (d[1] === 's') times.push([name, d[0]]);
+  }
+  if (!Number.isFinite(spatial) || times.length === 0) return null;
+  return Object.fromEntries(times.map(([name, scale]) => [name, spatial / scale]));
 }
 
 /** Removes a layer. */
