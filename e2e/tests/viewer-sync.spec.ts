@@ -63,6 +63,13 @@ test('adding a served volume from the menu: bob gets the layer, with a portable 
   const bobLayer = (await ngState(bob.page)).layers[0];
   expect(bobLayer.source.url).toMatch(/^precomputed:\/\/http:\/\/127\.0\.0\.1:\d+\/volumes\/calcium-demo\/movie$/);
   await expect.poll(async () => Object.keys((await ngState(bob.page)).dimensions ?? {})).toEqual(['x', 'y', 't']);
+  // A frame is drawn as wide as a pixel, so the time scale bar reads seconds (not "t : 75 µs"):
+  // Neuroglancer itself holds the render scale once the layer's dimensions are known.
+  const scales = (await docState(bob.page)).relativeDisplayScales;
+  expect(scales.t).toBeGreaterThan(0);
+  for (const page of [alice.page, bob.page]) {
+    await expect.poll(async () => (await ngState(page)).relativeDisplayScales?.t, { message: page === alice.page ? "alice" : "bob" }).toBeCloseTo(scales.t, 12);
+  }
   // Added twice: the second gets its own name.
   await alice.page.getByTestId('viewer-add-layer').click();
   await alice.page.locator('[data-testid=viewer-add-volume][data-layer="calcium-demo/movie"]').click();

@@ -136,6 +136,12 @@ export class NeuroglancerHost {
     return this.viewer.state.changed.add(cb);
   }
 
+  /** One top-level key of the state as JSON (cheap: that key only). */
+  topLevel(key: string): Json | undefined {
+    const child = this.viewer.state.children.get(key) as { toJSON(): unknown } | undefined;
+    return child ? (JSON.parse(JSON.stringify(child.toJSON() ?? null)) as Json) ?? undefined : undefined;
+  }
+
   /** Sets top-level keys (not `layers`); `undefined` resets a key to Neuroglancer's default. */
   setTopLevel(patch: Record<string, Json | undefined>): void {
     const restore: JsonObject = {};

@@ -29,6 +29,7 @@ import {
   normalizeLayers,
   overlayState,
   portableState,
+  readRenderScales,
   readViewerState,
   setCamera,
   viewerRoots,
@@ -236,8 +237,39 @@ export class ViewerBinding {
     return this.view(readViewerState(this.session.doc));
   }
 
+  /**
+   * Neuroglancer keeps render scales only for dimensions it already knows, and a new layer's
+   * dimensions arrive with its metadata, after the state was applied: once they are there, the
+   * document's scales are applied again.
+   */
+  private renderScalesQueued = false;
+
+  private catchUpRenderScales(): void {
+    const want = readRenderScales(this.session.doc);
+    if (!want) return;
+    const have = (this.host.topLevel('relativeDisplayScales') ?? {}) as Record<string, Json>;
+    const dims = (this.host.topLevel('dimensions') ?? {}) as Record<string, Json>;
+    const missing = Object.entries(want).some(([k, v]) => k in dims && !jsonEqual(have[k], v));
+    if (!missing) return;
+    this.applying = true;
+    try {
+      this.host.setTopLevel({ relativeDisplayScales: want });
+    } finally {
+      this.applying = false;
+    }
+  }
+
   private onViewerChange(): void {
     if (this.applying) return;
+    // After the change has run its course: Neuroglancer's own listeners (the render scales follow
+    // the dimensions) run after ours within the same change.
+    if (!this.renderScalesQueued) {
+      this.renderScalesQueued = true;
+      queueMicrotask(() => {
+        this.renderScalesQueued = false;
+        this.catchUpRenderScales();
+      });
+    }
     if (this.writePending) return;
     this.writePending = true;
     // Leading edge: the first change after a quiet spell is written at once (after the burst of
@@ -305,8 +337,11 @@ export class ViewerBinding {
     this.applying = true;
     try {
       const local = (s: NgState) => localizeState(s, this.opts.pageOrigin);
-      if (Object.keys(top).length) this.host.setTopLevel(local({ ...top, layers: undefined } as never) as Record<string, Json>);
+      // Render scales name dimensions that a new layer may bring: they go in after the layers.
+      const { relativeDisplayScales: scales, ...before } = top;
+      if (Object.keys(before).length) this.host.setTopLevel(local({ ...before, layers: undefined } as never) as Record<string, Json>);
       this.applyLayers(normalizeLayers(local(base).layers), normalizeLayers(local(target).layers));
+      if (scales !== undefined) this.host.setTopLevel({ relativeDisplayScales: scales });
       if (initial) {
         // A fresh viewer also takes the document's personal keys (the selected layer, panels of
         // an imported state) as a starting point, once its layers exist; after that they are each
@@ -319,6 +354,8 @@ export class ViewerBinding {
     } finally {
       this.applying = false;
     }
+    // Restored dimensions are new dimensions to Neuroglancer, which forgets their render scales.
+    this.catchUpRenderScales();
     this.lastDoc = next;
     this.lastNg = this.viewerView();
     if (!initial) this.lastRemoteApplyAt = performance.now();

@@ -433,6 +433,15 @@ export function timeRenderScales(layer: NgLayer): Record<string, number> | null 
   return Object.fromEntries(times.map(([name, scale]) => [name, spatial / scale]));
 }
 
+/** The document's `relativeDisplayScales` (render scale per dimension name), or null. */
+export function readRenderScales(doc: Y.Doc): Record<string, number> | null {
+  const v = viewerRoots(doc).state.get('relativeDisplayScales');
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return null;
+  const out: Record<string, number> = {};
+  for (const [k, x] of Object.entries(v)) if (typeof x === 'number') out[k] = x;
+  return out;
+}
+
 /** Removes a layer. */
 export function removeLayer(doc: Y.Doc, name: string, origin: Origin): void {
   layerMap(doc, name);
