@@ -7,6 +7,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import * as Y from 'yjs';
 import { createCell, initWorkspace, serverOrigin, userOrigin } from '@plexus/shared';
+import { snapshotFileOf } from '@plexus/server/store/workspace-store';
 import { ALICE, BOB, cellTexts, expect, test, waitLive } from '../support/plexus.ts';
 import { readState } from '../support/server.ts';
 
@@ -17,11 +18,14 @@ test('the owner repairs a workspace that breaks the schema; an editor is told to
   initWorkspace(doc, { title: 'Needs recovery' }, serverOrigin('test'));
   const cellId = createCell(doc, { kind: 'code', source: 'kept = 1', author: 'alice' }, userOrigin('alice'));
   doc.getMap('cells').set('c_broken', 'not a cell');
-  const db = new Database(path.join(readState().dataDir, 'plexus.db'));
+  const file = path.join(readState().dataDir, 'plexus.db');
+  const db = new Database(file);
   db.pragma('busy_timeout = 5000');
+  // Snapshots live in their own file beside the log (the store attaches it as `snap`).
+  db.prepare('ATTACH DATABASE ? AS snap').run(snapshotFileOf(file));
   const now = Date.now();
   db.prepare('INSERT INTO workspaces (id, name, created, updated, epoch) VALUES (?, ?, ?, ?, ?)').run(id, 'Needs recovery', now, now, 'e_test');
-  db.prepare('INSERT INTO snapshots (ws, upto, data) VALUES (?, 0, ?)').run(id, Buffer.from(Y.encodeStateAsUpdate(doc)));
+  db.prepare('INSERT INTO snap.snapshots (ws, upto, data) VALUES (?, 0, ?)').run(id, Buffer.from(Y.encodeStateAsUpdate(doc)));
   db.close();
 
   const editor = await plexus.share(id, 'editor');
