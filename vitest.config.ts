@@ -7,7 +7,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['shared/test/**/*.test.ts', 'server/test/unit/**/*.test.ts', 'agent/test/unit/**/*.test.ts', 'client/test/**/*.test.ts'],
+          include: ['shared/test/**/*.test.ts', 'calcium/test/**/*.test.ts', 'server/test/unit/**/*.test.ts', 'agent/test/unit/**/*.test.ts', 'client/test/**/*.test.ts'],
           environment: 'node',
           // A time limit catches hangs, not slowness: some unit tests do seconds of real work (the
           // demo dataset on a worker thread, fuzzing) that a machine under load stretches well past

@@ -28,6 +28,8 @@ export interface CalciumParams {
   readNoise: number;
   /** Largest rigid shift, pixels (integer shifts). */
   maxShift: number;
+  /** Range of a soma's long semi-axis, pixels (the short one is 0.7–1 of it). */
+  cellRadius: readonly [number, number];
 }
 
 export const DEFAULT_CALCIUM_PARAMS: Readonly<CalciumParams> = Object.freeze({
@@ -44,6 +46,7 @@ export const DEFAULT_CALCIUM_PARAMS: Readonly<CalciumParams> = Object.freeze({
   offset: 100,
   readNoise: 2,
   maxShift: 3,
+  cellRadius: [4.5, 7] as const,
 });
 
 /** A neuron's footprint: weights in [0, 1] over a bounding box of the image (x fastest). */
@@ -248,7 +251,7 @@ export function simulateCalcium(input: Partial<CalciumParams> = {}): CalciumTrut
   const placed: Array<{ cx: number; cy: number; a: number }> = [];
   const neurons: Neuron[] = [];
   for (let i = 0; i < params.neurons; i++) {
-    const a = rand.range(4.5, 7);
+    const a = rand.range(params.cellRadius[0], params.cellRadius[1]);
     const b = a * rand.range(0.7, 1);
     const theta = rand.range(0, Math.PI);
     let cx = 0;
