@@ -42,8 +42,6 @@ export interface PhaseCorrelationOptions {
   smoothSigma?: number;
 }
 
-const NEIGHBOURS = [[-1, -1], [0, -1], [1, -1], [-1, 0], [1, 0], [-1, 1], [0, 1], [1, 1]] as const;
-
 const nextPowerOfTwo = (n: number) => 2 ** Math.ceil(Math.log2(Math.max(2, n)));
 
 /** Makes a phase correlator for frames of `width` × `height`. */
@@ -57,7 +55,13 @@ export function phaseCorrelator(width: number, height: number, opts: PhaseCorrel
   const maxShift = Math.max(1, Math.min(Math.floor(Math.min(rw, rh) / 3) - 2, Math.round(opts.maxShift ?? Math.max(3, Math.min(rw, rh) / 10))));
   const margin = maxShift + 2;
   if (Math.min(rw, rh) - 2 * margin < 4) throw new Error(`frames of ${width}×${height} px are too small for shifts up to ${maxShift} px`);
-  const N = nextPowerOfTwo(Math.max(rw, rh));
+  // The coarse step runs on the region binned 2×2 when it is large (4× fewer FFT operations); the
+  // fine step corrects the coarse peak by hill-climbing at full resolution.
+  const down = Math.min(rw, rh) >= 128 ? 2 : 1;
+  const cw = Math.floor(rw / down);
+  const ch = Math.floor(rh / down);
+  const coarseShift = Math.max(1, Math.ceil(maxShift / down));
+  const N = nextPowerOfTwo(Math.max(cw, ch));
   const sigma = opts.smoothSigma ?? 1.15;
   const fft = new Fft2d(N, N);
   const gauss = new Float64Array(N * N);
@@ -68,68 +72,131 @@ export function phaseCorrelator(width: number, height: number, opts: PhaseCorrel
       gauss[x + y * N] = Math.exp(-2 * Math.PI * Math.PI * sigma * sigma * (fx * fx + fy * fy));
     }
   const edge = Math.max(3, Math.round(Math.min(rw, rh) / 16));
-  const outer = taperMask(rw, rh, 0, edge); // coarse step: both images
+  const outer = taperMask(cw, ch, 0, Math.max(2, Math.round(edge / down))); // coarse step: both images
   const inner = taperMask(rw, rh, margin, edge); // fine step: the template only
   const tmpl = fft.createComplex();
   const work = fft.createComplex();
   let templateImg: Float32Array | null = null;
 
-  /** Region of `img`, minus its mean under `mask`, times `mask`, zero-padded, transformed. */
+  /** Region of `img` (binned `down`×`down`), minus its mean under the taper, tapered, zero-padded, transformed. */
   const load = (img: Float32Array, out: Float64Array) => {
     out.fill(0);
     let mean = 0;
     let weight = 0;
-    for (let y = 0; y < rh; y++)
-      for (let x = 0; x < rw; x++) {
-        const w = outer[x + y * rw]!;
-        mean += w * img[rx + x + (ry + y) * width]!;
+    const k = 1 / (down * down);
+    for (let y = 0; y < ch; y++)
+      for (let x = 0; x < cw; x++) {
+        let v = 0;
+        for (let j = 0; j < down; j++) {
+          const row = rx + x * down + (ry + y * down + j) * width;
+          for (let i = 0; i < down; i++) v += img[row + i]!;
+        }
+        v *= k;
+        const w = outer[x + y * cw]!;
+        mean += w * v;
         weight += w;
+        out[2 * (x + y * N)] = v;
       }
     mean /= weight || 1;
-    for (let y = 0; y < rh; y++)
-      for (let x = 0; x < rw; x++) out[2 * (x + y * N)] = (img[rx + x + (ry + y) * width]! - mean) * outer[x + y * rw]!;
+    for (let y = 0; y < ch; y++)
+      for (let x = 0; x < cw; x++) {
+        const i = 2 * (x + y * N);
+        out[i] = (out[i]! - mean) * outer[x + y * cw]!;
+      }
     fft.transform(out);
   };
 
-  /** Weighted normalised cross-correlation of the template with the frame displaced by (dx, dy). */
-  const ncc = (frame: Float32Array, dx: number, dy: number): number => {
-    const t = templateImg!;
-    let sw = 0;
+  // Fine step, prepared once per template: the pixels inside the margin, their taper weight w and
+  // w·(t − mean) (which sums to zero, so Σ w·a·F needs no frame mean).
+  let idx = new Int32Array(0);
+  let wts = new Float64Array(0);
+  let tA = new Float64Array(0);
+  let sw = 0;
+  let stt = 0;
+  const prepareFine = (t: Float32Array) => {
+    const gi: number[] = [];
+    const gw: number[] = [];
+    for (let y = margin; y < rh - margin; y++)
+      for (let x = margin; x < rw - margin; x++) {
+        const w = inner[x + y * rw]!;
+        if (w === 0) continue;
+        gi.push(rx + x + (ry + y) * width);
+        gw.push(w);
+      }
+    idx = Int32Array.from(gi);
+    wts = Float64Array.from(gw);
+    sw = 0;
     let st = 0;
-    let sf = 0;
-    for (let y = margin; y < rh - margin; y++)
-      for (let x = margin; x < rw - margin; x++) {
-        const w = inner[x + y * rw]!;
-        if (w === 0) continue;
-        const g = rx + x + (ry + y) * width;
-        sw += w;
-        st += w * t[g]!;
-        sf += w * frame[g + dx + dy * width]!;
-      }
+    for (let k = 0; k < idx.length; k++) {
+      sw += wts[k]!;
+      st += wts[k]! * t[idx[k]!]!;
+    }
     const mt = st / sw;
-    const mf = sf / sw;
-    let stf = 0;
-    let stt = 0;
-    let sff = 0;
-    for (let y = margin; y < rh - margin; y++)
-      for (let x = margin; x < rw - margin; x++) {
-        const w = inner[x + y * rw]!;
-        if (w === 0) continue;
-        const g = rx + x + (ry + y) * width;
-        const a = t[g]! - mt;
-        const b = frame[g + dx + dy * width]! - mf;
-        stf += w * a * b;
-        stt += w * a * a;
-        sff += w * b * b;
-      }
-    return stt > 0 && sff > 0 ? stf / Math.sqrt(stt * sff) : 0;
+    tA = new Float64Array(idx.length);
+    stt = 0;
+    for (let k = 0; k < idx.length; k++) {
+      const a = t[idx[k]!]! - mt;
+      tA[k] = wts[k]! * a;
+      stt += wts[k]! * a * a;
+    }
   };
+  const sa = new Float64Array(9);
+  const s1 = new Float64Array(9);
+  const s2 = new Float64Array(9);
+  const offs = new Int32Array(9);
+  /** Normalised cross-correlation at the 9 integer shifts around (cx, cy), row by row (dy, then dx). */
+  const ncc3x3 = (frame: Float32Array, cx: number, cy: number, out: Float64Array) => {
+    for (let j = 0; j < 3; j++) for (let i = 0; i < 3; i++) offs[i + 3 * j] = cx + i - 1 + (cy + j - 1) * width;
+    sa.fill(0);
+    s1.fill(0);
+    s2.fill(0);
+    // One row of three offsets at a time, in locals (the JIT keeps them in registers).
+    for (let row = 0; row < 3; row++) {
+      const o0 = offs[3 * row]!;
+      let a0 = 0, a1 = 0, a2 = 0, b0 = 0, b1 = 0, b2 = 0, c0 = 0, c1 = 0, c2 = 0;
+      for (let k = 0; k < idx.length; k++) {
+        const g = idx[k]! + o0;
+        const a = tA[k]!;
+        const w = wts[k]!;
+        const f0 = frame[g]!;
+        const f1 = frame[g + 1]!;
+        const f2 = frame[g + 2]!;
+        a0 += a * f0;
+        a1 += a * f1;
+        a2 += a * f2;
+        const wf0 = w * f0;
+        const wf1 = w * f1;
+        const wf2 = w * f2;
+        b0 += wf0;
+        b1 += wf1;
+        b2 += wf2;
+        c0 += wf0 * f0;
+        c1 += wf1 * f1;
+        c2 += wf2 * f2;
+      }
+      sa[3 * row] = a0;
+      sa[3 * row + 1] = a1;
+      sa[3 * row + 2] = a2;
+      s1[3 * row] = b0;
+      s1[3 * row + 1] = b1;
+      s1[3 * row + 2] = b2;
+      s2[3 * row] = c0;
+      s2[3 * row + 1] = c1;
+      s2[3 * row + 2] = c2;
+    }
+    for (let o = 0; o < 9; o++) {
+      const sff = s2[o]! - (s1[o]! * s1[o]!) / sw;
+      out[o] = stt > 0 && sff > 0 ? sa[o]! / Math.sqrt(stt * sff) : 0;
+    }
+  };
+  const grid = new Float64Array(9);
 
   return {
     region: [rx, ry, rw, rh],
     maxShift,
     setTemplate(template) {
       load(template, tmpl);
+      prepareFine(template);
       templateImg = template;
     },
     estimate(frame) {
@@ -143,7 +210,7 @@ export function phaseCorrelator(width: number, height: number, opts: PhaseCorrel
         const bi = -tmpl[2 * i + 1]!;
         const re = ar * br - ai * bi;
         const im = ar * bi + ai * br;
-        const g = gauss[i]! / (Math.hypot(re, im) + 1e-12);
+        const g = gauss[i]! / (Math.sqrt(re * re + im * im) + 1e-12);
         work[2 * i] = re * g;
         work[2 * i + 1] = im * g;
       }
@@ -152,8 +219,8 @@ export function phaseCorrelator(width: number, height: number, opts: PhaseCorrel
       let best = -Infinity;
       let bx = 0;
       let by = 0;
-      for (let dy = -maxShift; dy <= maxShift; dy++)
-        for (let dx = -maxShift; dx <= maxShift; dx++) {
+      for (let dy = -coarseShift; dy <= coarseShift; dy++)
+        for (let dx = -coarseShift; dx <= coarseShift; dx++) {
           const v = at(dx, dy);
           if (v > best) {
             best = v;
@@ -161,33 +228,22 @@ export function phaseCorrelator(width: number, height: number, opts: PhaseCorrel
             by = dy;
           }
         }
-      // Fine step: hill-climb the normalised cross-correlation (a few steps at most).
-      const cache = new Map<number, number>();
-      const limit = maxShift + 1;
-      const score = (x: number, y: number) => {
-        const k = (x + 1024) * 4096 + (y + 1024);
-        let v = cache.get(k);
-        if (v === undefined) cache.set(k, (v = Math.abs(x) > limit || Math.abs(y) > limit ? -Infinity : ncc(frame, x, y)));
-        return v;
-      };
-      for (let step = 0; step < 4; step++) {
-        let nx = bx;
-        let ny = by;
-        let nb = score(bx, by);
-        for (const [ox, oy] of NEIGHBOURS) {
-          const v = score(bx + ox, by + oy);
-          if (v > nb) {
-            nb = v;
-            nx = bx + ox;
-            ny = by + oy;
-          }
-        }
+      bx = Math.max(-maxShift, Math.min(maxShift, bx * down));
+      by = Math.max(-maxShift, Math.min(maxShift, by * down));
+      // Fine step: hill-climb the normalised cross-correlation on 3×3 neighbourhoods (a few steps
+      // at most), then fit the peak on each axis.
+      for (let step = 0; step < 6; step++) {
+        ncc3x3(frame, bx, by, grid);
+        let o = 4;
+        for (let q = 0; q < 9; q++) if (grid[q]! > grid[o]!) o = q;
+        const nx = Math.max(-maxShift, Math.min(maxShift, bx + (o % 3) - 1));
+        const ny = Math.max(-maxShift, Math.min(maxShift, by + Math.floor(o / 3) - 1));
         if (nx === bx && ny === by) break;
         bx = nx;
         by = ny;
       }
-      const c = score(bx, by);
-      return { dx: bx + subPixel(score(bx - 1, by), c, score(bx + 1, by)), dy: by + subPixel(score(bx, by - 1), c, score(bx, by + 1)), peak: c };
+      const c = grid[4]!;
+      return { dx: bx + subPixel(grid[3]!, c, grid[5]!), dy: by + subPixel(grid[1]!, c, grid[7]!), peak: c };
     },
   };
 }
