@@ -55,6 +55,11 @@ export interface RunOutcome {
   table?: boolean;
 }
 
+/** Hard deadline slack after the run message (delivery and compilation come first). */
+const START_SLACK_MS = 5000;
+/** Hard deadline slack after the runner said it started executing (its vm timeout fires first). */
+const RUN_SLACK_MS = 2000;
+
 const require = createRequire(import.meta.url);
 const nodeModules = path.resolve(path.dirname(require.resolve('@duckdb/node-api/package.json')), '../..');
 
@@ -151,6 +156,13 @@ export class JsRuntime {
       case 'stream':
         if (this.run_ && m.runId === this.run_.runId && (m.name === 'stdout' || m.name === 'stderr')) this.run_.onStream(m.name, String(m.text ?? ''));
         return;
+      case 'running': {
+        const r = this.run_;
+        if (!r || m.runId !== r.runId) return;
+        clearTimeout(r.timer);
+        r.timer = setTimeout(() => this.hardTimeout(), this.opts.timeoutMs + RUN_SLACK_MS);
+        return;
+      }
       case 'done':
       case 'error': {
         const r = this.run_;
@@ -194,11 +206,19 @@ export class JsRuntime {
     }
     if (this.run_) throw new Error('one cell at a time');
     return new Promise<RunOutcome>((resolve) => {
-      const secs = Math.round(this.opts.timeoutMs / 100) / 10;
-      const timer = setTimeout(() => this.child?.kill(`timed out after ${secs} s (the kernel was restarted; values of other cells were lost)`), this.opts.timeoutMs + 300);
+      // The runner's own vm timeout stops a synchronous loop softly (values kept); this hard
+      // deadline only catches a runner that does not answer. It starts generous (the run message
+      // and the cell's compilation come first, seconds on a starved machine) and is re-armed
+      // when the runner says it started executing.
+      const timer = setTimeout(() => this.hardTimeout(), this.opts.timeoutMs + START_SLACK_MS);
       this.run_ = { runId: input.runId, resolve, onStream, timer };
       this.child!.send({ type: 'run', ...input, timeoutMs: this.opts.timeoutMs });
     });
+  }
+
+  private hardTimeout(): void {
+    const secs = Math.round(this.opts.timeoutMs / 100) / 10;
+    this.child?.kill(`timed out after ${secs} s (the kernel was restarted; values of other cells were lost)`);
   }
 
   /** Abandons a run softly (superseded): its result is ignored; the process keeps its values. */
@@ -211,8 +231,12 @@ export class JsRuntime {
     r.resolve({ ok: false, defines: [], outputs: [], cancelled: true });
   }
 
-  /** Interrupt: SIGINT stops synchronous code and abandons an awaiting cell; kill after `graceMs`. */
-  interrupt(graceMs = 1500): void {
+  /**
+   * Interrupt: SIGINT stops synchronous code and abandons an awaiting cell; kill after `graceMs`
+   * (a runner that answers stops in milliseconds; the grace is for a machine too busy to schedule
+   * it, where a kill would lose every value for nothing).
+   */
+  interrupt(graceMs = 4000): void {
     const r = this.run_;
     if (!r || !this.child) return;
     this.child.signal('SIGINT');

@@ -118,6 +118,8 @@ async function run(msg) {
     // inside runInContext under the vm timeout and breakOnSigint (an infinite loop is stopped here
     // without killing the process); what runs after its first await is bounded by the supervisor.
     context.__plexusArgs = [helper, ...inputs.map((n) => values.get(n))];
+    // From here the vm timeout runs: the supervisor re-arms its hard deadline from this moment.
+    write({ type: 'running', runId });
     let promise;
     try {
       // The watchdog (a thread per call) costs ~0.5 ms: cells that neither loop nor call anything
