@@ -25,3 +25,4 @@ export * from './notebook/ipynb.ts';
 export * from './notebook/report.ts';
 export * from './notebook/chart-images.ts';
 export * from './agent/index.ts';
+export * from './analysis/jobs.ts';

@@ -14,6 +14,7 @@
  * | runs     | Y.Map<id, Y.Map>   | agent runs (agent/runs.ts)                                    |
  * | data     | Y.Map<name, object>| registry of uploaded tables (notebook/data.ts)                 |
  * | kernel   | Y.Map              | kernel commands and status (notebook/runs.ts)                 |
+ * | jobs     | Y.Map<id, Y.Map>   | long analyses run by the server (analysis/jobs.ts)            |
  */
 import * as Y from 'yjs';
 import type { Origin } from './origin.ts';
@@ -29,6 +30,7 @@ export const ROOTS = {
   runs: 'runs',
   data: 'data',
   kernel: 'kernel',
+  jobs: 'jobs',
 } as const;
 
 /** Typed access to the roots of a workspace document (creating a root is free and idempotent). */
@@ -41,6 +43,7 @@ export function roots(doc: Y.Doc) {
     runs: doc.getMap<Y.Map<unknown>>(ROOTS.runs),
     data: doc.getMap<unknown>(ROOTS.data),
     kernel: doc.getMap<unknown>(ROOTS.kernel),
+    jobs: doc.getMap<Y.Map<unknown>>(ROOTS.jobs),
   };
 }
 

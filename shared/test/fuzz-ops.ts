@@ -385,6 +385,18 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
     server('registerTable', 1, (doc, o) =>
       S.registerTable(doc, { name: `t${rng.int(4)}`, fileName: 'x.csv', format: 'csv', columns: [{ name: 'a', type: 'BIGINT' }], rows: rng.int(9), bytes: 1, storedBytes: 1, uploadedBy: { id: 'u0' }, created: 1 }, o)),
     person('unregisterTable', 1, (doc, o) => void S.unregisterTable(doc, `t${rng.int(4)}`, o)),
+    // ---- analysis jobs: the server runs them; people and the agent stop them and edit their ROIs
+    server('createJob', 1, (doc, o) =>
+      S.createJob(doc, { id: `j${rng.int(3)}`, kind: rng.pick(S.JOB_KINDS), title: 'job', input: { dataset: 'd', layer: 'movie' }, params: { frameRate: 30 }, requestedBy: { id: 'u0', via: 'person' }, created: rng.int(99) }, o)),
+    server('updateJob', 2, (doc, o) =>
+      void S.updateJob(doc, `j${rng.int(3)}`, rng.bool(0.5) ? { status: rng.pick(S.JOB_STATUSES), progress: { stage: 'registration', done: rng.int(9), total: 9, eta: rng.bool(0.5) ? null : rng.int(9), at: 1 } } : { result: { rois: rng.int(9) } }, o)),
+    person('requestJobStop', 1, (doc, o) => void S.requestJobStop(doc, `j${rng.int(3)}`, { id: 'u1' }, o)),
+    ...both('setRoiEdit', 1, (doc, o) => {
+      const roi = 1 + rng.int(5);
+      const edit: S.RoiEdit | null = rng.bool(0.2) ? null : rng.bool(0.5) ? { action: 'delete', by: 'u1', at: 1 } : { action: 'merge', into: roi === 1 ? 2 : 1, by: 'u1', at: 1 };
+      void S.setRoiEdit(doc, `j${rng.int(3)}`, roi, edit, o);
+    }),
+    person('removeJob', 0.5, (doc, o) => void S.removeJob(doc, `j${rng.int(3)}`, o)),
     server('importNotebook', 1, (doc, o) => {
       const nb = S.ipynbToNotebook({
         nbformat: 4, nbformat_minor: 5, metadata: { kernelspec: { name: 'python3', language: 'python' } },

@@ -74,6 +74,21 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   S.registerTable(doc, table('old'), server);
   S.unregisterTable(doc, 'old', person);
 
+  // Analysis jobs (server): one finished with a result whose ROIs people edited, one stopped by a person, one removed.
+  const job = (id: string): Parameters<typeof S.createJob>[1] => ({ id, kind: 'calcium', title: 'Calcium analysis of calcium-demo/movie', input: { dataset: 'calcium-demo', layer: 'movie' }, params: { frameRate: 30 }, requestedBy: { id: 'u_ada', name: 'Ada', via: 'person' }, created: 7 });
+  S.createJob(doc, job('j_1'), server);
+  S.updateJob(doc, 'j_1', { status: 'running', progress: { stage: 'registration', done: 10, total: 900, eta: 12, at: 8 }, params: { frameRate: 30, tauDecay: 0.7 } }, server);
+  S.updateJob(doc, 'j_1', { status: 'done', result: { dataset: 'ws-calcium-j_1', rois: 3 } }, server);
+  S.setRoiEdit(doc, 'j_1', 2, { action: 'delete', by: 'u_ada', name: 'Ada', at: 9 }, person);
+  S.setRoiEdit(doc, 'j_1', 3, { action: 'merge', into: 1, by: 'agent', at: 9 }, agent);
+  S.setRoiEdit(doc, 'j_1', 4, { action: 'delete', by: 'u_ada', at: 9 }, person);
+  S.setRoiEdit(doc, 'j_1', 4, null, person);
+  S.createJob(doc, { ...job('j_2'), kind: 'tiff-import', input: { fileName: 'stack.tif' } }, server);
+  S.requestJobStop(doc, 'j_2', ada, person);
+  S.updateJob(doc, 'j_2', { status: 'error', error: 'the file ends inside page 3' }, server);
+  S.createJob(doc, job('j_3'), server);
+  S.removeJob(doc, 'j_3', person);
+
   // Chat and an agent run with everything it records.
   const ask = S.postMessage(doc, { author: { id: 'u_ada', name: 'Ada', kind: 'person' }, text: '@agent plot it' }, person);
   const runId = S.requestAgentRun(doc, { by: ada, messageId: ask, text: 'plot it', id: 'r_1' }, person);

@@ -12,6 +12,7 @@ import type { JupyterCellRecord } from '../notebook/jupyter.ts';
 import type { AuditEntry, PlanStep, RunRequestInfo, RunSignal, TokenUsage, UndoOutcome } from '../agent/runs.ts';
 import type { Proposal, ProposalOutcome } from '../agent/actions.ts';
 import type { Suggestions } from '../agent/suggestions.ts';
+import type { JobInput, JobProgress, JobRequester, JobSignal, RoiEdit } from '../analysis/jobs.ts';
 import type * as W from './workspace-schema.ts';
 
 /** `Value` (what a helper writes) must be a value of schema `S`. */
@@ -35,4 +36,9 @@ export type HelperValuesFitTheSchema = [
   Fits<typeof W.undoOutcome, UndoOutcome>,
   Fits<typeof W.dataTable, DataTable>,
   Fits<typeof W.jupyterCell, JupyterCellRecord>,
+  Fits<typeof W.jobRequester, JobRequester>,
+  Fits<typeof W.jobInput, JobInput>,
+  Fits<typeof W.jobProgress, JobProgress>,
+  Fits<typeof W.runSignal, JobSignal>,
+  Fits<typeof W.roiEdit, RoiEdit>,
 ];

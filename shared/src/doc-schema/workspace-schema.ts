@@ -228,6 +228,32 @@ const layer = record('a viewer layer', {
 
 const name = z.string().min(1).max(200);
 
+export const jobRequester = z.object({ id, name: z.string().max(200).optional(), via: z.enum(['person', 'agent', 'cell']) });
+export const jobInput = z.object({ dataset: z.string().max(200).optional(), layer: z.string().max(200).optional(), fileName: z.string().max(500).optional() });
+export const jobProgress = z.object({ stage: z.string().max(100), done: count, total: count, eta: z.number().nonnegative().nullable(), at: time });
+export const roiEdit = z.union([
+  z.object({ action: z.literal('delete'), by: z.string().max(200), name: z.string().max(200).optional(), at: time }),
+  z.object({ action: z.literal('merge'), into: z.number().int().positive(), by: z.string().max(200), name: z.string().max(200).optional(), at: time }),
+]);
+const jsonObject = z.record(z.string(), anyJson);
+
+/** A long analysis the server runs: the server writes it; people and the agent may stop it and edit its ROIs. */
+const job = record('an analysis job', {
+  id: field(json('a job id', id), NOBODY, { required: true }),
+  kind: field(json('a job kind', z.enum(['calcium', 'tiff-import'])), NOBODY, { required: true }),
+  title: field(json('a job title', str(500)), NOBODY),
+  input: field(json('a job input', jobInput), NOBODY),
+  params: field(json('job parameters', anyJson), SERVER),
+  requestedBy: field(json('a job requester', jobRequester), NOBODY),
+  created: field(json('a time', time), NOBODY),
+  status: field(json('a job status', z.enum(['queued', 'running', 'done', 'error', 'stopped'])), SERVER),
+  progress: field(json('job progress', jobProgress), SERVER),
+  error: field(json('a job error', str(4000)), SERVER),
+  result: field(json('a job result', jsonObject), SERVER),
+  stop: field(json('a stop signal', runSignal), COLLABORATORS),
+  roiEdits: field(dict('ROI edits', z.string().min(1).max(20), field(json('an ROI edit', roiEdit), COLLABORATORS)), SERVER),
+});
+
 export const WORKSPACE_SCHEMA: DocSchema = {
   roots: {
     meta,
@@ -240,6 +266,7 @@ export const WORKSPACE_SCHEMA: DocSchema = {
     viewer: record('the viewer state', {}, field(json('a viewer state value', anyJson), COLLABORATORS)),
     viewerLayers: dict('viewer layers', name, field(layer, COLLABORATORS)),
     viewerViews: dict('named views', id, field(json('a named view', z.record(z.string(), anyJson)), COLLABORATORS)),
+    jobs: dict('analysis jobs', id, field(job, SERVER, { remove: PEOPLE })),
   },
 };
 
