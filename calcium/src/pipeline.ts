@@ -102,7 +102,8 @@ export function resolveParams(src: FrameSource, p: PipelineParams = {}): Omit<Re
   } else tauDecay = p.tauDecay ?? INDICATOR_DECAY.GCaMP6f!;
   if (!(tauDecay > 0 && tauDecay < 60)) throw new Error(`tauDecay must be between 0 and 60 s (got ${tauDecay})`);
   if (p.diameter !== undefined && !(p.diameter >= 3 && p.diameter <= Math.min(src.width, src.height))) throw new Error(`diameter must be between 3 px and the frame's size (got ${p.diameter})`);
-  const binFrames = Math.max(1, Math.min(Math.floor(src.frames / 4) || 1, Math.round((p.binSeconds ?? tauDecay) * frameRate)));
+  // Bins of about one decay, but at least 30 of them: correlations over fewer samples are noise.
+  const binFrames = Math.max(1, Math.min(Math.floor(src.frames / 30) || 1, Math.round((p.binSeconds ?? tauDecay) * frameRate)));
   return {
     frameRate,
     tauDecay,

@@ -30,6 +30,9 @@ import { registerServerDir } from './http/respond.ts';
 import { staticFiles } from './http/static-files.ts';
 import { fillDemo } from './demo.ts';
 import { setUpDemo } from './demo-setup.ts';
+import { calciumJobs } from './analysis/wiring.ts';
+import type { CalciumJobs } from './analysis/calcium-jobs.ts';
+import type { CalciumJobSpec } from './analysis/calcium-job-main.ts';
 import { KernelManager } from './kernel/manager.ts';
 import type { VolumeSampler } from './kernel/js-runtime.ts';
 import { writeAgentToken } from './auth/agent-token.ts';
@@ -58,6 +61,8 @@ export interface PlexusServer {
   ownerToken: string;
   /** `<dataDir>/agent.token`, the agent's service token, rewritten at each start (null when PLEXUS_AGENT=0). */
   agentTokenFile: string | null;
+  /** Analysis jobs (null without the kernel). */
+  jobs: CalciumJobs | null;
   /** Which agent process runs each workspace's agent runs. */
   agentLeases: AgentLeases;
   /** Flushes everything to storage and stops. */
@@ -85,6 +90,8 @@ export interface ServerHooks {
    * a known point until they release it (see the test kit's `Gates`), instead of sleeping.
    */
   wrapSample?: (sample: VolumeSampler) => VolumeSampler;
+  /** Adjusts an analysis job's spec before it runs: tests hold a job at a frame until they stop it. */
+  wrapJobSpec?: (spec: CalciumJobSpec) => CalciumJobSpec;
 }
 
 /** Starts a server; resolves once it listens. */
@@ -134,6 +141,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   // The demo workspace (first start) and its dataset, generated on a worker thread: the server
   // listens at once and /volumes/calcium-demo answers 503 "generating" until it is ready.
   const volumes = new Volumes(path.join(config.dataDir, 'volumes'));
+  const jobs = kernels ? calciumJobs({ config, hocuspocus, kernels, volumes, log, wrapSpec: hooks.wrapJobSpec }) : null;
   const stopGenerating = new AbortController();
   setUpDemo({ config, store, workspaces, volumes, log, signal: stopGenerating.signal });
 
@@ -153,7 +161,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         isReady: () => ready,
         occupiedWorkspaces: () => occupiedWorkspaces(hocuspocus, (id) => bridge.people(id)),
         notebook: {
-          hocuspocus, kernels,
+          hocuspocus, kernels, jobs,
           upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
           dataReads: { timeoutMs: config.dataQueryTimeoutMs, memoryMb: DATA_READ_MEMORY_MB },
         },
@@ -187,6 +195,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       ready = false;
       log.info('shutting down: flushing documents');
       stopGenerating.abort();
+      await jobs?.close().catch((e) => log.error('stopping analysis jobs failed', { err: e }));
       await kernels?.closeAll().catch((e) => log.error('stopping kernels failed', { err: e }));
       http.close();
       bridge.closeAll(null, { code: 1001, reason: 'server-shutting-down' });
@@ -198,5 +207,5 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       log.info('stopped');
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, log, ownerToken, agentTokenFile, agentLeases, close };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, log, ownerToken, agentTokenFile, agentLeases, close };
 }

@@ -39,6 +39,11 @@ export interface ServerConfig {
   cellTimeoutMs: number;
   /** Memory of a workspace's JavaScript runtime (MB of heap; ArrayBuffers are bounded by the address space). */
   cellMemoryMb: number;
+  /** Analysis jobs (calcium): heap of the job process, wall-clock limit, nice level, jobs at once. */
+  jobMemoryMb: number;
+  jobTimeoutMs: number;
+  jobNice: number;
+  jobConcurrency: number;
   /** DuckDB's memory limit per workspace (MB). */
   sqlMemoryMb: number;
   /** Rows of an SQL result given to JavaScript cells as the cell's value. */
@@ -89,6 +94,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     kernel: env.PLEXUS_KERNEL !== '0',
     cellTimeoutMs: int(env.PLEXUS_CELL_TIMEOUT_MS, 30_000, 'PLEXUS_CELL_TIMEOUT_MS'),
     cellMemoryMb: int(env.PLEXUS_CELL_MEMORY_MB, 512, 'PLEXUS_CELL_MEMORY_MB'),
+    jobMemoryMb: int(env.PLEXUS_JOB_MEMORY_MB, 2048, 'PLEXUS_JOB_MEMORY_MB'),
+    jobTimeoutMs: int(env.PLEXUS_JOB_TIMEOUT_MS, 30 * 60_000, 'PLEXUS_JOB_TIMEOUT_MS'),
+    jobNice: int(env.PLEXUS_JOB_NICE, 10, 'PLEXUS_JOB_NICE'),
+    jobConcurrency: int(env.PLEXUS_JOBS, 1, 'PLEXUS_JOBS'),
     sqlMemoryMb: int(env.PLEXUS_SQL_MEMORY_MB, 512, 'PLEXUS_SQL_MEMORY_MB'),
     sqlRowsToJs: int(env.PLEXUS_SQL_ROWS_TO_JS, 100_000, 'PLEXUS_SQL_ROWS_TO_JS'),
     kernelIdleMs: int(env.PLEXUS_KERNEL_IDLE_MS, 60_000, 'PLEXUS_KERNEL_IDLE_MS'),

@@ -12,6 +12,8 @@ import { WorkspaceError, type Workspaces } from '../workspaces.ts';
 import { HttpError, readJson, sendError, sendJson } from './respond.ts';
 import { handleVolumeApi, type VolumeApiDeps } from './volume-api.ts';
 import { handleNotebookApi, type NotebookApiDeps } from './notebook-api.ts';
+import { handleJobsApi } from './jobs-api.ts';
+import type { CalciumJobs } from '../analysis/calcium-jobs.ts';
 import { isAgentClaims } from '../auth/agent-token.ts';
 import type { OccupiedWorkspace } from '../collab/people.ts';
 import { RecoveryError, recover, recoveryOptions } from '../collab/recovery.ts';
@@ -29,7 +31,7 @@ export interface ApiDeps {
   publicUrl: (req: IncomingMessage) => string;
   shareLinkDays: number;
   volumeApi: VolumeApiDeps;
-  notebook: Omit<NotebookApiDeps, 'requireWorkspace'>;
+  notebook: Omit<NotebookApiDeps, 'requireWorkspace'> & { jobs: CalciumJobs | null };
   /** One agent runner per workspace (agent-leases.ts). */
   agentLeases: AgentLeases;
   /** Stored workspaces (recovery reads and replaces their stored state) and where quarantined copies go. */
@@ -153,9 +155,13 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         res.writeHead(204).end();
         return true;
       }
-    } else if (parts.length >= 3 && ['uploads', 'data', 'results', 'export', 'import'].includes(parts[2]!)) {
+    } else if (parts.length >= 3 && ['uploads', 'data', 'results', 'export', 'import', 'jobs'].includes(parts[2]!)) {
       const role = roleIn(claims, id);
       const nb: NotebookApiDeps = { ...deps.notebook, requireWorkspace: (w) => void deps.workspaces.get(w) };
+      if (parts[2] === 'jobs') {
+        deps.workspaces.get(id);
+        return await handleJobsApi({ hocuspocus: deps.notebook.hocuspocus, jobs: deps.notebook.jobs }, req, res, claims, role, id, parts.slice(2));
+      }
       if (await handleNotebookApi(nb, req, res, url, claims, role, id, parts.slice(2))) return true;
     } else if (parts.length === 3 && parts[2] === 'recovery') {
       requireManage(claims, id);

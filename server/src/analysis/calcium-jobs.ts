@@ -1,0 +1,309 @@
+/**
+ * Calcium analysis jobs of every workspace: a job is a record in the workspace's `jobs` root
+ * (everyone sees it queued, its stage, frames done and time left, then its result or error), and a
+ * child process that runs the pipeline (`calcium-job-main.ts`) under `nice` with its own heap
+ * limit and time limit. Anyone who may edit stops it (the `stop` signal in the document, or the
+ * HTTP endpoint); a re-run of the same movie reuses its cached registration. When a job is done its
+ * result dataset is moved into the served volumes (a new name per job, so no viewer shows stale
+ * chunks), its tables are registered in the workspace (`<prefix>_rois`, `_traces`, `_events`,
+ * `_shifts`, replaced by a re-run so dependent SQL cells re-run), and its ROI layer is added to the
+ * viewer. Effects: processes, files, document writes (server origin).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { addLayer, createJob, layerForServedVolume, readJob, serverOrigin, updateJob, type Job, type JobRequester } from '@plexus/shared';
+import type * as Y from 'yjs';
+import type { Logger } from '../log.ts';
+import { checkSegment, type Volumes } from '../volumes/volume-store.ts';
+import { readMeta, type LayerMeta } from '../volumes/meta.ts';
+import type { CalciumJobSpec } from './calcium-job-main.ts';
+import { RESULT_TABLES } from './calcium-results.ts';
+
+/** Parameters a person, a cell or the agent may give (validated; defaults come from the recording). */
+export const calciumParamsSchema = z.strictObject({
+  frameRate: z.number().positive().max(10_000).optional(),
+  tauDecay: z.union([z.number().positive().max(60), z.string().max(40)]).optional(),
+  diameter: z.number().min(3).max(500).optional(),
+  maxShift: z.number().int().min(1).max(200).optional(),
+  binSeconds: z.number().positive().max(60).optional(),
+  neuropilCoefficient: z.number().min(0).max(2).optional(),
+  baselineSeconds: z.number().positive().max(3600).optional(),
+  onsetLagFrames: z.number().int().min(0).max(10).optional(),
+  detection: z
+    .strictObject({
+      seedThreshold: z.number().min(0.5).max(50).optional(),
+      growFraction: z.number().min(0.05).max(0.95).optional(),
+      minCorrelation: z.number().min(0).max(0.99).optional(),
+      anatomical: z.boolean().optional(),
+      anatomicalThreshold: z.number().min(0.5).max(50).optional(),
+      maxRois: z.number().int().min(1).max(20_000).optional(),
+    })
+    .optional(),
+});
+export type CalciumParams = z.infer<typeof calciumParamsSchema>;
+
+export interface CalciumJobsOptions {
+  dataDir: string;
+  volumes: Volumes;
+  log: Logger;
+  /** Heap of the job process (MiB), wall-clock limit (ms), nice level (0–19), jobs at once per server. */
+  limits: { memoryMb: number; timeoutMs: number; nice: number; concurrent: number };
+  /** Runs `f` on the live document of a workspace (loading it if needed). */
+  change: <T>(ws: string, f: (doc: Y.Doc) => T) => Promise<T>;
+  /** The live document of a workspace if it is loaded (for stop signals), else null. */
+  live: (ws: string) => Y.Doc | null;
+  /** Registers a CSV file as table `name` of workspace `ws` (replacing one of that name). */
+  registerTable: (ws: string, name: string, csvFile: string, by: JobRequester) => Promise<void>;
+  /** Tests only: adjusts a job's spec before it runs (e.g. to hold it at a frame). */
+  wrapSpec?: (spec: CalciumJobSpec) => CalciumJobSpec;
+}
+
+export class JobError extends Error {
+  override readonly name = 'JobError';
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+/** True for a JobError (by name: module copies under test runners break `instanceof`). */
+export const isJobError = (e: unknown): e is JobError => e instanceof Error && e.name === 'JobError';
+
+interface Running {
+  ws: string;
+  id: string;
+  child: ChildProcess | null;
+  stopped: string | null;
+}
+
+const MAIN = fileURLToPath(new URL('./calcium-job-main.ts', import.meta.url));
+
+export class CalciumJobs {
+  private readonly queue: Array<{ ws: string; id: string; spec: CalciumJobSpec; prefix: string; by: JobRequester }> = [];
+  private readonly running = new Map<string, Running>();
+  private readonly workDir: string;
+  private readonly cacheDir: string;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(private readonly opts: CalciumJobsOptions) {
+    this.workDir = path.join(opts.dataDir, 'jobs');
+    this.cacheDir = path.join(opts.dataDir, 'analysis-cache');
+    // Work directories of jobs a crash interrupted: nothing of them may remain.
+    fs.rmSync(this.workDir, { recursive: true, force: true });
+    fs.mkdirSync(this.workDir, { recursive: true });
+    fs.mkdirSync(this.cacheDir, { recursive: true });
+  }
+
+  /** Validates the request, records the job (queued) and starts it when a slot is free. Returns its id. */
+  async start(ws: string, input: { dataset: string; layer: string; params?: unknown }, by: JobRequester): Promise<string> {
+    if (this.closed) throw new JobError(503, 'closing', 'the server is shutting down');
+    const parsed = calciumParamsSchema.safeParse(input.params ?? {});
+    if (!parsed.success) throw new JobError(400, 'bad-params', `invalid parameters: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
+    for (const s of [input.dataset, input.layer]) {
+      try {
+        checkSegment(s);
+      } catch {
+        throw new JobError(400, 'bad-volume', `"${s}" is not a dataset or layer name`);
+      }
+    }
+    const summary = (await this.opts.volumes.listDatasets()).find((d) => d.name === input.dataset);
+    if (!summary) throw new JobError(404, 'no-dataset', `there is no dataset "${input.dataset}" on this server`);
+    if (summary.status !== 'ready') throw new JobError(409, 'not-ready', `dataset "${input.dataset}" is still being prepared; try again in a moment`);
+    if (!summary.layers.includes(input.layer)) throw new JobError(404, 'no-layer', `dataset "${input.dataset}" has no layer "${input.layer}" (it has ${summary.layers.join(', ')})`);
+    const layerDir = path.join(this.opts.volumes.root, input.dataset, input.layer);
+    const meta = await readMeta<LayerMeta>(path.join(layerDir, 'plexus.json'));
+    if (meta && meta.axes.z !== 's') throw new JobError(400, 'not-a-movie', `${input.dataset}/${input.layer} is not a movie (its third axis is not time); pick the movie layer`);
+    const params = parsed.data;
+    const frameRate = params.frameRate ?? meta?.frameRate;
+    if (!frameRate) throw new JobError(400, 'no-frame-rate', `${input.dataset}/${input.layer} does not say its frame rate: give frameRate (frames per second)`);
+    const id = `j_${randomBytes(5).toString('hex')}`;
+    const source = `${input.dataset}/${input.layer}`;
+    const title = `Calcium analysis of ${source}`;
+    await this.opts.change(ws, (doc) => createJob(doc, { id, kind: 'calcium', title, input: { dataset: input.dataset, layer: input.layer }, params: { ...params, frameRate } as never, requestedBy: by, created: Date.now() }, serverOriginFor('calcium')));
+    const dir = path.join(this.workDir, id);
+    fs.mkdirSync(dir, { recursive: true });
+    const cacheKey = `${input.dataset}__${input.layer}__${params.maxShift ?? 'auto'}`.replace(/[^A-Za-z0-9_.-]/g, '_');
+    const spec: CalciumJobSpec = { layerDir, source, title, frameRate, params: { ...params, frameRate }, outDir: path.join(dir, 'out'), registrationCache: path.join(this.cacheDir, `${cacheKey}.registration`) };
+    fs.mkdirSync(spec.outDir);
+    const prefix = input.dataset.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').replace(/^(?=[0-9])/, 't_').slice(0, 40) || 'calcium';
+    this.queue.push({ ws, id, spec, prefix, by });
+    this.pump();
+    this.watchStops();
+    return id;
+  }
+
+  /** Stops a job (queued or running); false when it is not running here. */
+  stop(ws: string, id: string, reason: string): boolean {
+    const q = this.queue.findIndex((j) => j.ws === ws && j.id === id);
+    if (q >= 0) {
+      this.queue.splice(q, 1);
+      void this.finish(ws, id, { status: 'stopped', error: reason });
+      return true;
+    }
+    const r = this.running.get(id);
+    if (!r || r.ws !== ws) return false;
+    r.stopped = reason;
+    r.child?.kill('SIGTERM');
+    return true;
+  }
+
+  /** Jobs running or queued (for tests and status). */
+  active(): string[] {
+    return [...this.running.keys(), ...this.queue.map((j) => j.id)];
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    for (const j of this.queue.splice(0)) await this.finish(j.ws, j.id, { status: 'stopped', error: 'the server stopped' }).catch(() => {});
+    for (const r of this.running.values()) {
+      r.stopped = 'the server stopped';
+      r.child?.kill('SIGTERM');
+    }
+  }
+
+  /** Polls the live documents of running jobs for stop signals (people write them; nothing else wakes us). */
+  private watchStops(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      const all = [...this.running.values(), ...this.queue.map((q) => ({ ws: q.ws, id: q.id }))];
+      if (!all.length) {
+        clearInterval(this.timer!);
+        this.timer = null;
+        return;
+      }
+      for (const j of all) {
+        const doc = this.opts.live(j.ws);
+        const stop = doc ? readJob(doc, j.id)?.stop : null;
+        if (stop) this.stop(j.ws, j.id, `stopped by ${stop.name ?? stop.by}`);
+      }
+    }, 300);
+    this.timer.unref();
+  }
+
+  private pump(): void {
+    while (this.running.size < this.opts.limits.concurrent && this.queue.length) {
+      const job = this.queue.shift()!;
+      void this.run(job);
+    }
+  }
+
+  private async run(job: { ws: string; id: string; spec: CalciumJobSpec; prefix: string; by: JobRequester }): Promise<void> {
+    const { ws, id, spec } = job;
+    const r: Running = { ws, id, child: null, stopped: null };
+    this.running.set(id, r);
+    const dir = path.join(this.workDir, id);
+    const started = Date.now();
+    try {
+      await this.opts.change(ws, (doc) => updateJob(doc, id, { status: 'running', progress: { stage: 'starting', done: 0, total: 1, eta: null, at: started } }, serverOriginFor('calcium')));
+      const specFile = path.join(dir, 'spec.json');
+      fs.writeFileSync(specFile, JSON.stringify(this.opts.wrapSpec ? this.opts.wrapSpec(spec) : spec));
+      const { limits } = this.opts;
+      const nodeArgs = [`--max-old-space-size=${limits.memoryMb}`, '--import', 'tsx', MAIN, specFile];
+      const cmd = limits.nice > 0 && hasNice() ? 'nice' : process.execPath;
+      const args = cmd === 'nice' ? ['-n', String(limits.nice), process.execPath, ...nodeArgs] : nodeArgs;
+      const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: '' } });
+      r.child = child;
+      let stderr = '';
+      child.stderr!.on('data', (b: Buffer) => (stderr = (stderr + b.toString('utf8')).slice(-4000)));
+      let outcome: { type: string; [k: string]: unknown } | null = null;
+      let buf = '';
+      let lastWrite = 0;
+      const stageStart = new Map<string, number>();
+      child.stdout!.on('data', (b: Buffer) => {
+        buf += b.toString('utf8');
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          let m: { type: string; stage?: string; done?: number; total?: number; [k: string]: unknown };
+          try {
+            m = JSON.parse(line);
+          } catch {
+            continue;
+          }
+          if (m.type === 'progress' && typeof m.stage === 'string') {
+            const now = Date.now();
+            if (!stageStart.has(m.stage)) stageStart.set(m.stage, now);
+            const done = Number(m.done) || 0;
+            const total = Math.max(1, Number(m.total) || 1);
+            const elapsed = (now - stageStart.get(m.stage)!) / 1000;
+            const eta = done > 0 && elapsed > 0.5 ? Math.round((elapsed / done) * (total - done)) : null;
+            if (now - lastWrite < 400 && done !== total) continue;
+            lastWrite = now;
+            void this.opts.change(ws, (doc) => updateJob(doc, id, { progress: { stage: m.stage!, done, total, eta, at: now } }, serverOriginFor('calcium'))).catch(() => {});
+          } else if (m.type === 'done' || m.type === 'error') outcome = m;
+        }
+      });
+      const timeout = setTimeout(() => {
+        r.stopped = `the analysis took longer than ${Math.round(limits.timeoutMs / 1000)} s (PLEXUS_JOB_TIMEOUT_MS)`;
+        child.kill('SIGKILL');
+      }, limits.timeoutMs);
+      const code = await new Promise<number | null>((resolve) => {
+        child.on('error', (e) => {
+          stderr += String(e.message);
+          resolve(-1);
+        });
+        child.on('close', (c, sig) => resolve(c ?? (sig ? -2 : null)));
+      });
+      clearTimeout(timeout);
+      const o = outcome as { type: string; summary?: Record<string, number>; params?: unknown; message?: string; reusedRegistration?: boolean; timings?: Record<string, number> } | null;
+      if (r.stopped) return void (await this.finish(ws, id, { status: 'stopped', error: r.stopped }));
+      if (!o || o.type !== 'done' || code !== 0) {
+        const oom = /heap out of memory|Allocation failed/i.test(stderr);
+        const message = o?.message ?? (oom ? `the analysis ran out of memory (${limits.memoryMb} MiB; PLEXUS_JOB_MEMORY_MB)` : `the analysis process ended unexpectedly (exit ${code})`);
+        this.opts.log.warn('calcium job failed', { ws, job: id, code, stderr: stderr.slice(-800) });
+        return void (await this.finish(ws, id, { status: 'error', error: message }));
+      }
+      // Publish: the dataset (a new name per job), the tables, the viewer layer.
+      await this.opts.change(ws, (doc) => updateJob(doc, id, { progress: { stage: 'publishing', done: 0, total: 1, eta: null, at: Date.now() } }, serverOriginFor('calcium')));
+      const dataset = `${spec.source.split('/')[0]}-${id.replace(/^j_/, 'calcium-')}`;
+      const target = path.join(this.opts.volumes.root, dataset);
+      fs.renameSync(spec.outDir, target);
+      const tables: Record<string, string> = {};
+      for (const t of Object.keys(RESULT_TABLES)) {
+        const name = `${job.prefix}_${t}`;
+        await this.opts.registerTable(ws, name, path.join(target, 'tables', `${t}.csv`), job.by);
+        tables[t] = name;
+      }
+      const rois = (await this.opts.volumes.describeDataset(dataset)).layers.find((l) => l.name === 'rois');
+      await this.opts.change(ws, (doc) => {
+        if (rois) addLayer(doc, layerForServedVolume(dataset, rois, `ROIs (${spec.source.split('/')[0]})`), serverOriginFor('calcium'));
+      });
+      await this.finish(ws, id, {
+        status: 'done',
+        result: { dataset, layers: ['rois', 'mean', 'max', 'correlation'], tables, summary: o.summary ?? {}, reusedRegistration: !!o.reusedRegistration, seconds: Math.round((Date.now() - started) / 100) / 10 } as never,
+        params: o.params as never,
+      });
+    } catch (e) {
+      this.opts.log.error('calcium job failed', { ws, job: id, err: e });
+      await this.finish(ws, id, { status: 'error', error: e instanceof Error ? e.message : String(e) }).catch(() => {});
+    } finally {
+      this.running.delete(id);
+      fs.rmSync(dir, { recursive: true, force: true });
+      this.pump();
+    }
+  }
+
+  private async finish(ws: string, id: string, patch: Partial<Pick<Job, 'status' | 'error' | 'result' | 'params'>>): Promise<void> {
+    await this.opts.change(ws, (doc) => updateJob(doc, id, { ...patch, progress: null as never }, serverOriginFor('calcium')));
+  }
+}
+
+let niceWorks: boolean | null = null;
+function hasNice(): boolean {
+  if (niceWorks === null) {
+    try {
+      niceWorks = fs.existsSync('/usr/bin/nice') || fs.existsSync('/bin/nice');
+    } catch {
+      niceWorks = false;
+    }
+  }
+  return niceWorks;
+}
+
+const serverOriginFor = (reason: string) => serverOrigin(reason);

@@ -1,0 +1,48 @@
+/**
+ * Builds the server's `CalciumJobs` from its parts: document writes over a Hocuspocus direct
+ * connection (server origin), live documents for stop signals, and result tables stored the way
+ * uploads are (a sandboxed DuckDB import into the workspace's tables) and registered in the
+ * workspace's data. Effects: none until jobs run.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Hocuspocus } from '@hocuspocus/server';
+import { registerTable, serverOrigin } from '@plexus/shared';
+import type * as Y from 'yjs';
+import type { ServerConfig } from '../config.ts';
+import { withDoc } from '../http/doc-access.ts';
+import type { KernelManager } from '../kernel/manager.ts';
+import { importUpload } from '../kernel/uploads.ts';
+import type { Logger } from '../log.ts';
+import type { Volumes } from '../volumes/volume-store.ts';
+import { CalciumJobs } from './calcium-jobs.ts';
+import type { CalciumJobSpec } from './calcium-job-main.ts';
+
+/** The analysis jobs of a server (they need the kernel: their tables are kernel tables). */
+export function calciumJobs(deps: { config: ServerConfig; hocuspocus: Hocuspocus; kernels: KernelManager; volumes: Volumes; log: Logger; wrapSpec?: (s: CalciumJobSpec) => CalciumJobSpec }): CalciumJobs {
+  const { config, hocuspocus, kernels } = deps;
+  return new CalciumJobs({
+    dataDir: config.dataDir,
+    volumes: deps.volumes,
+    log: deps.log,
+    limits: { memoryMb: config.jobMemoryMb, timeoutMs: config.jobTimeoutMs, nice: config.jobNice, concurrent: Math.max(1, config.jobConcurrency) },
+    change: (ws, f) => withDoc(hocuspocus, ws, f),
+    wrapSpec: deps.wrapSpec,
+    live: (ws) => (hocuspocus.documents.get(ws) as Y.Doc | undefined) ?? null,
+    async registerTable(ws, name, csvFile, by) {
+      const stat = fs.statSync(csvFile);
+      const t = await importUpload({
+        body: fs.createReadStream(csvFile),
+        fileName: `${name}.csv`,
+        tableName: name,
+        contentLength: stat.size,
+        tablesDir: kernels.tablesDir(ws),
+        tmpDir: path.join(kernels.workspaceDir(ws), 'uploads-tmp'),
+        limits: { maxBytes: Math.max(config.uploadMaxBytes, stat.size), timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
+      });
+      await withDoc(hocuspocus, ws, (doc) =>
+        registerTable(doc, { name: t.name, fileName: `${name}.csv`, format: t.format, columns: t.columns, rows: t.rows, bytes: t.bytes, storedBytes: t.storedBytes, uploadedBy: { id: by.id, ...(by.name ? { name: by.name } : {}) }, created: Date.now() }, serverOrigin('calcium')),
+      );
+    },
+  });
+}
