@@ -31,6 +31,7 @@ import { staticFiles } from './http/static-files.ts';
 import { fillDemo } from './demo.ts';
 import { setUpDemo } from './demo-setup.ts';
 import { calciumJobs } from './analysis/wiring.ts';
+import { cellJobCaller } from './analysis/cell-jobs.ts';
 import type { CalciumJobs } from './analysis/calcium-jobs.ts';
 import type { CalciumJobSpec } from './analysis/calcium-job-main.ts';
 import { KernelManager } from './kernel/manager.ts';
@@ -113,6 +114,8 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         // Cells sample the served volumes through the server (they cannot read files themselves).
         sample: (hooks.wrapSample ?? ((f: VolumeSampler) => f))((op, dataset, layer, params) =>
           sampleVolume({ volumes, maxSampleVoxels: config.maxSampleVoxels }, dataset, layer, op, (n) => params[n] ?? null)),
+        // Cells start and read analysis jobs through the server (bound once both exist).
+        jobs: (ws, op, args, by) => cellJobs(ws, op, args, by),
       })
     : null;
   const hocuspocus = new Hocuspocus({
@@ -142,6 +145,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   // listens at once and /volumes/calcium-demo answers 503 "generating" until it is ready.
   const volumes = new Volumes(path.join(config.dataDir, 'volumes'));
   const jobs = kernels ? calciumJobs({ config, hocuspocus, kernels, volumes, log, wrapSpec: hooks.wrapJobSpec }) : null;
+  const cellJobs = cellJobCaller(() => jobs, hocuspocus);
   const stopGenerating = new AbortController();
   setUpDemo({ config, store, workspaces, volumes, log, signal: stopGenerating.signal });
 

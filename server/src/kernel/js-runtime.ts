@@ -24,7 +24,12 @@ export interface JsRuntimeOptions {
   maxFrameBytes: number;
   /** Serves `volumes.histogram/trace` calls of cells (server-side sampling of served volumes). */
   sample?: VolumeSampler;
+  /** Analysis jobs for cells (`calcium.start/status`). */
+  job?: JobCaller;
 }
+
+/** Starts or reads an analysis job for a cell: `op` is `calcium-start` or `calcium-status`. */
+export type JobCaller = (op: string, args: Record<string, unknown>) => Promise<unknown>;
 
 /** Reads a served volume for a cell: `op` is `histogram` or `trace`, params as in the HTTP API. */
 export type VolumeSampler = (op: string, dataset: string, layer: string, params: Record<string, string>) => Promise<unknown>;
@@ -181,6 +186,18 @@ export class JsRuntime {
         const params: Record<string, string> = {};
         if (m.params && typeof m.params === 'object') for (const [k, v] of Object.entries(m.params)) if (v !== undefined && v !== null) params[k] = String(v);
         sample(String(m.op), String(m.dataset), String(m.layer), params).then(
+          (result) => reply({ result }),
+          (e: unknown) => reply({ error: e instanceof Error ? e.message : String(e) }),
+        );
+        return;
+      }
+      case 'job': {
+        const id = m.id;
+        const reply = (body: Record<string, unknown>) => this.child?.send({ type: 'sampled', id, ...body });
+        const job = this.opts.job;
+        if (!job) return reply({ error: 'analysis jobs are not available in this kernel' });
+        const args = m.args && typeof m.args === 'object' && !Array.isArray(m.args) ? (m.args as Record<string, unknown>) : {};
+        job(String(m.op), args).then(
           (result) => reply({ result }),
           (e: unknown) => reply({ error: e instanceof Error ? e.message : String(e) }),
         );

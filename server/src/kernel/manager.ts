@@ -14,7 +14,7 @@ import type { Document, Extension, Hocuspocus, afterLoadDocumentPayload, onDisco
 import { peopleConnected } from '../collab/people.ts';
 import type { TokenSigner } from '../auth/tokens.ts';
 import type { Logger } from '../log.ts';
-import { WorkspaceKernel, type KernelLimits } from './workspace-kernel.ts';
+import { WorkspaceKernel, type KernelLimits, type WorkspaceJobCaller } from './workspace-kernel.ts';
 import { sandboxCaps } from './sandbox.ts';
 
 export interface KernelManagerOptions {
@@ -27,6 +27,8 @@ export interface KernelManagerOptions {
   uidBase?: number;
   /** Server-side volume sampling for cells. */
   sample?: VolumeSampler;
+  /** Analysis jobs for cells. */
+  jobs?: WorkspaceJobCaller;
 }
 
 const UID_BASE = 200_000;
@@ -101,6 +103,7 @@ export class KernelManager implements Extension {
       limits: this.opts.limits,
       log: this.opts.log,
       sample: this.opts.sample,
+      jobs: this.opts.jobs,
     });
     const started = kernel.start().then(
       () => this.opts.log.info('kernel started', { ws: id }),

@@ -45,7 +45,12 @@ export interface WorkspaceKernelOptions {
   log: Logger;
   /** Server-side volume sampling for cells (`volumes.histogram/trace`). */
   sample?: VolumeSampler;
+  /** Analysis jobs for cells (`calcium.start/status`), for this workspace and the cell's requester. */
+  jobs?: WorkspaceJobCaller;
 }
+
+/** Starts or reads an analysis job of workspace `ws` for a cell run requested by `by`. */
+export type WorkspaceJobCaller = (ws: string, op: string, args: Record<string, unknown>, by: Requester | null) => Promise<unknown>;
 
 interface QueueItem {
   cellId: string;
@@ -136,7 +141,8 @@ export class WorkspaceKernel {
   private newRuntimes(): void {
     const { limits, dir, uid } = this.opts;
     const scratch = `${dir}/scratch`;
-    this.js = new JsRuntime({ cwd: scratch, uid, memoryMb: limits.memoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes, sample: this.opts.sample });
+    this.js = new JsRuntime({ cwd: scratch, uid, memoryMb: limits.memoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes, sample: this.opts.sample,
+      job: (op, args) => (this.opts.jobs ? this.opts.jobs(this.opts.workspaceId, op, args, this.running?.item.requestedBy ?? null) : Promise.reject(new Error('analysis jobs are not available in this kernel'))) });
     this.tablesKey = this.tablesSignature();
     this.sql = new SqlRuntime({
       cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,

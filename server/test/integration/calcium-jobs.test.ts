@@ -13,7 +13,8 @@ import { listJobs, listTables, readJob, readViewerState, requestJobStop, userOri
 import type { PlexusServer } from '../../src/app.ts';
 import { writeDemoDataset } from '../../src/volumes/demo/demo-dataset.ts';
 import { api, hocuspocusClient, tmpDir, waitFor, type HpClient } from '@plexus/testkit';
-import { newWorkspace, startKernelServer } from '@plexus/testkit/kernel';
+import { addCell, alice as aliceUser, aliceOrigin, newWorkspace, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
+import { requestRun, readKernelStatus } from '@plexus/shared';
 
 let s: PlexusServer;
 const clients: HpClient[] = [];
@@ -108,6 +109,29 @@ describe('calcium jobs', { timeout: 240_000 }, () => {
     expect(fs.readdirSync(path.join(s.config.dataDir, 'volumes')).length).toBe(before);
     expect(listTables(alice.doc)).toEqual([]);
     expect(s.jobs!.active()).toEqual([]);
+  });
+
+  it('a cell starts a job (for the person who ran it) and reads its status; bad arguments are the cell\'s error', async () => {
+    const ws = await newWorkspace(s);
+    const c = await open(ws);
+    await waitFor(() => readKernelStatus(c.doc).state !== 'offline', { message: 'kernel online', timeout: 30_000 });
+    holdNext = true; // held, then stopped below: this test is about the cell API, not the analysis
+    const start = addCell(c.doc, 'code', "const job = await calcium.start('calcium-demo', 'movie', { tauDecay: 0.7, detection: { seedThreshold: 5 } });\njob");
+    requestRun(c.doc, start, aliceUser, aliceOrigin);
+    const ran = await waitRun(c.doc, start, (r) => r.state === 'done' || r.state === 'error');
+    const id = shown(ran).replace(/^"|"$/g, '');
+    expect(id).toMatch(/^j_/);
+    const job = readJob(c.doc, id)!;
+    expect(job.requestedBy).toEqual({ id: 'alice', name: 'Alice', via: 'cell' });
+    expect(job.params).toMatchObject({ tauDecay: 0.7, detection: { seedThreshold: 5 } });
+    const status = addCell(c.doc, 'code', 'const st = await calcium.status(job);\nst.kind + " " + st.input.dataset');
+    requestRun(c.doc, status, aliceUser, aliceOrigin);
+    expect(shown(await waitRun(c.doc, status, (r) => r.state === 'done' || r.state === 'error'))).toMatch(/^"?calcium calcium-demo"?$/);
+    expect(s.jobs!.stop(ws, id, 'stopped by the test')).toBe(true);
+    await waitJob(c, id, (j) => j.status === 'stopped', 'stopped');
+    const bad = addCell(c.doc, 'code', "await calcium.start('calcium-demo', 'movie', { diameter: 'big' })");
+    requestRun(c.doc, bad, aliceUser, aliceOrigin);
+    expect(shown(await waitRun(c.doc, bad, (r) => r.state === 'error'))).toMatch(/invalid parameters: diameter/);
   });
 
   it('refuses bad requests with clear errors, and viewers', async () => {

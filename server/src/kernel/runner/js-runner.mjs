@@ -61,6 +61,16 @@ const sandbox = {
     histogram: (dataset, layer, params = {}) => sample('histogram', dataset, layer, params),
     trace: (dataset, layer, params = {}) => sample('trace', dataset, layer, params),
   }),
+  /**
+   * Calcium-imaging analysis of a served movie, run by the server as a job everyone sees (it
+   * outlives the cell's time limit): `await calcium.start('calcium-demo', 'movie', { tauDecay: 'GCaMP6s' })`
+   * returns the job id at once; `await calcium.status(id)` gives its status, progress and result
+   * (the tables it registers: `<dataset>_rois`, `_traces`, `_events`, `_shifts`).
+   */
+  calcium: Object.freeze({
+    start: (dataset, layer, params = {}) => jobCall('calcium-start', { dataset: String(dataset), layer: String(layer), params: toJson(params ?? {}) }),
+    status: (job) => jobCall('calcium-status', { job: String(job) }),
+  }),
 };
 
 // Sampling requests go to the supervisor, which reads the volumes (cells cannot read files).
@@ -71,6 +81,14 @@ function sample(op, dataset, layer, params) {
   return new Promise((resolve, reject) => {
     sampling.set(id, { resolve, reject });
     write({ type: 'sample', id, op, dataset: String(dataset), layer: String(layer), params: params && typeof params === 'object' ? { ...params } : {} });
+  });
+}
+// Job requests (start, status) go to the supervisor too, with structured arguments.
+function jobCall(op, args) {
+  const id = nextSample++;
+  return new Promise((resolve, reject) => {
+    sampling.set(id, { resolve, reject });
+    write({ type: 'job', id, op, args });
   });
 }
 const context = vm.createContext(sandbox, { name: 'plexus-cell', codeGeneration: { strings: true, wasm: false } });

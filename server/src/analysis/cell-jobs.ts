@@ -1,0 +1,34 @@
+/**
+ * What cells may do with analysis jobs (`calcium.start(dataset, layer, params)`, `calcium.status(id)`
+ * in a JavaScript cell): start a calcium job for the person who ran the cell, and read a job of
+ * the same workspace. Effects: starts jobs, reads documents.
+ */
+import type { Hocuspocus } from '@hocuspocus/server';
+import { readJob, type Requester } from '@plexus/shared';
+import { withDoc } from '../http/doc-access.ts';
+import type { CalciumJobs } from './calcium-jobs.ts';
+
+/** The kernel's job caller for a server's jobs (an Error with the reason when refused). */
+export function cellJobCaller(jobs: () => CalciumJobs | null, hocuspocus: Hocuspocus) {
+  return async (ws: string, op: string, args: Record<string, unknown>, by: Requester | null): Promise<unknown> => {
+    const j = jobs();
+    if (!j) throw new Error('analysis jobs are not available on this server');
+    if (op === 'calcium-start') {
+      const dataset = args.dataset;
+      const layer = args.layer;
+      if (typeof dataset !== 'string' || typeof layer !== 'string') throw new Error('calcium.start(dataset, layer, params): dataset and layer name a served movie');
+      try {
+        return await j.start(ws, { dataset, layer, params: args.params }, { id: by?.id ?? 'kernel', ...(by?.name ? { name: by.name } : {}), via: 'cell' });
+      } catch (e) {
+        throw new Error((e as Error).message);
+      }
+    }
+    if (op === 'calcium-status') {
+      const id = String(args.job ?? '');
+      const job = await withDoc(hocuspocus, ws, (doc) => readJob(doc, id));
+      if (!job) throw new Error(`there is no job "${id}" in this workspace`);
+      return job;
+    }
+    throw new Error(`unknown job operation ${op}`);
+  };
+}
