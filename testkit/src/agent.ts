@@ -10,6 +10,7 @@ import type * as Y from 'yjs';
 import { getRun, postMessage, requestAgentRun, setSetting, userOrigin, type RunView } from '@plexus/shared';
 import { client, kernelSuite, newWorkspace } from './kernel.ts';
 import type { PlexusServer } from '@plexus/server/app';
+import type { ServerConfig } from '@plexus/server/config';
 import { waitFor } from './wait.ts';
 import { loadAgentConfig, type AgentConfig } from '../../agent/src/config.ts';
 import { Model } from '../../agent/src/llm/model.ts';
@@ -113,8 +114,8 @@ export function waitRunEnd(doc: Y.Doc, runId: string, timeout = 30_000): Promise
  * One server with its kernel for a test file, workspaces with Alice connected in a chosen agent
  * mode, and the agent under test (closed after each test).
  */
-export function agentSuite() {
-  const ctx = kernelSuite();
+export function agentSuite(overrides: Partial<ServerConfig> = {}) {
+  const ctx = kernelSuite(overrides);
   const suite = {
     ctx,
     agent: undefined as AgentUnderTest | undefined,

@@ -49,6 +49,11 @@ export class ServerApi {
     return this.request<{ released: boolean }>('DELETE', `/api/agent/workspaces/${encodeURIComponent(this.workspaceId)}/lease`, { runner }, signal);
   }
 
+  /** Starts an analysis job (the server validates and queues it); its id. */
+  startJob(body: { kind: 'calcium'; dataset: string; layer: string; params?: Record<string, unknown> }, signal: AbortSignal) {
+    return this.request<{ job: string }>('POST', this.ws('/jobs'), body, signal);
+  }
+
   private ws(path: string): string {
     return `/api/workspaces/${encodeURIComponent(this.workspaceId)}${path}`;
   }

@@ -4,8 +4,9 @@ import { notebookTools } from './notebook-tools.ts';
 import { viewerTools } from './viewer-tools.ts';
 import { dataTools } from './data-tools.ts';
 import { chatTools } from './chat-tools.ts';
+import { analysisTools } from './analysis-tools.ts';
 
-export const ALL_TOOLS: Tool[] = [...notebookTools, ...viewerTools, ...dataTools, ...chatTools];
+export const ALL_TOOLS: Tool[] = [...notebookTools, ...viewerTools, ...dataTools, ...analysisTools, ...chatTools];
 export const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
 /** The tools in the OpenAI `tools` format. */
