@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { simulateCalcium, type CalciumParams, type CalciumTruth } from '@plexus/server/volumes/demo/calcium-sim';
 import { frameRenderer } from '@plexus/server/volumes/demo/calcium-render';
+import { peakSnr } from '@plexus/server/volumes/demo/demo-tables';
 import { runPipeline, type PipelineResult } from '@plexus/calcium/pipeline';
 import { matchRois, pearson, spikeCorrelation, finiteMedian } from '@plexus/calcium/evaluation/index';
 import { baseline } from '@plexus/calcium/traces/baseline';
@@ -108,8 +109,8 @@ async function naive(src: FrameSource, meanImg: { width: number; height: number;
   return { rois, traces };
 }
 
-function peakSnr(truth: CalciumTruth): Map<number, number> {
-  return new Map(truth.neurons.map((n) => [n.id, n.snr * (Math.max(0, ...n.dff) / n.amplitude)]));
+function peakSnrs(truth: CalciumTruth): Map<number, number> {
+  return new Map(truth.neurons.map((n) => [n.id, peakSnr(n)]));
 }
 
 interface Row {
@@ -159,7 +160,7 @@ for (const config of configs) {
       const oy = Math.round(median(dy));
       const shiftErr = dx.reduce((m, v, f) => Math.max(m, Math.abs(v - median(dx)), Math.abs(dy[f]! - median(dy))), 0);
       const truthR = truthRois(truth, ox, oy);
-      const snr = peakSnr(truth);
+      const snr = peakSnrs(truth);
       const cells = res.rois.filter((r) => r.isCell);
       const m = matchRois(cells, truthR, { width: P.width, height: P.height, binarize: 0.5, truthSnr: snr });
       const byId = new Map(truth.neurons.map((n) => [n.id, n]));

@@ -17,7 +17,7 @@ import { activityMovie } from './detection/activity.ts';
 import { detectCells, type DetectedRoi, type DetectionOptions } from './detection/detect.ts';
 import { roiQuality, somaDecision, type RoiQuality } from './detection/quality.ts';
 import { extractTraces, type Traces } from './extraction/extract.ts';
-import { extractionMasks } from './extraction/masks.ts';
+import { dropCoveredRois, extractionMasks } from './extraction/masks.ts';
 import { registeredSource, registerMovie, type Registration } from './registration/register.ts';
 import { FrameAccumulator } from './summary/accumulate.ts';
 import { baseline } from './traces/baseline.ts';
@@ -146,7 +146,9 @@ export async function runPipeline(src: FrameSource, p: PipelineParams = {}, opts
   const mean = acc.mean();
   const max = acc.max();
   const activity = activityMovie(acc.binned(), { highPassBins: Math.max(3, Math.round(60 / (r.binFrames / r.frameRate))) });
-  const det = detectCells(activity, mean, { ...r.detection, diameter: r.diameter ?? undefined, border });
+  const found = detectCells(activity, mean, { ...r.detection, diameter: r.diameter ?? undefined, border });
+  // ROIs covered entirely by others have no pixel to extract a trace from (short movies detect such duplicates).
+  const det = { ...found, rois: dropCoveredRois(found.rois, W, H) };
   opts.onProgress?.({ stage: 'detection', done: 1, total: 1 });
   timings.detection = performance.now() - t;
 

@@ -30,7 +30,9 @@ import { registerServerDir } from './http/respond.ts';
 import { staticFiles } from './http/static-files.ts';
 import { fillDemo } from './demo.ts';
 import { setUpDemo } from './demo-setup.ts';
-import { calciumJobs } from './analysis/wiring.ts';
+import { calciumJobs, tiffImports } from './analysis/wiring.ts';
+import type { TiffImports } from './analysis/tiff-jobs.ts';
+import type { TiffImportSpec } from './analysis/tiff-import-main.ts';
 import { cellJobCaller } from './analysis/cell-jobs.ts';
 import type { CalciumJobs } from './analysis/calcium-jobs.ts';
 import type { CalciumJobSpec } from './analysis/calcium-job-main.ts';
@@ -64,6 +66,8 @@ export interface PlexusServer {
   agentTokenFile: string | null;
   /** Analysis jobs (null without the kernel). */
   jobs: CalciumJobs | null;
+  /** Imports of uploaded TIFF recordings as served datasets (jobs of kind `tiff-import`). */
+  recordings: TiffImports;
   /** Which agent process runs each workspace's agent runs. */
   agentLeases: AgentLeases;
   /** Flushes everything to storage and stops. */
@@ -93,6 +97,8 @@ export interface ServerHooks {
   wrapSample?: (sample: VolumeSampler) => VolumeSampler;
   /** Adjusts an analysis job's spec before it runs: tests hold a job at a frame until they stop it. */
   wrapJobSpec?: (spec: CalciumJobSpec) => CalciumJobSpec;
+  /** Adjusts a TIFF import's spec before it runs: tests hold an import at a frame until they stop it. */
+  wrapImportSpec?: (spec: TiffImportSpec) => TiffImportSpec;
 }
 
 /** Starts a server; resolves once it listens. */
@@ -145,7 +151,9 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   // listens at once and /volumes/calcium-demo answers 503 "generating" until it is ready.
   const volumes = new Volumes(path.join(config.dataDir, 'volumes'));
   const jobs = kernels ? calciumJobs({ config, hocuspocus, kernels, volumes, log, wrapSpec: hooks.wrapJobSpec }) : null;
-  const cellJobs = cellJobCaller(() => jobs, hocuspocus);
+  // After the calcium jobs, which empty `<dataDir>/jobs` (its uploads folder included) when they start.
+  const recordings = tiffImports({ config, hocuspocus, volumes, log, wrapSpec: hooks.wrapImportSpec });
+  const cellJobs = cellJobCaller(() => jobs, hocuspocus, volumes);
   const stopGenerating = new AbortController();
   setUpDemo({ config, store, workspaces, volumes, log, signal: stopGenerating.signal });
 
@@ -165,7 +173,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         isReady: () => ready,
         occupiedWorkspaces: () => occupiedWorkspaces(hocuspocus, (id) => bridge.people(id)),
         notebook: {
-          hocuspocus, kernels, jobs,
+          hocuspocus, kernels, jobs, recordings,
           upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
           dataReads: { timeoutMs: config.dataQueryTimeoutMs, memoryMb: DATA_READ_MEMORY_MB },
         },
@@ -200,6 +208,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       log.info('shutting down: flushing documents');
       stopGenerating.abort();
       await jobs?.close().catch((e) => log.error('stopping analysis jobs failed', { err: e }));
+      await recordings.close().catch((e) => log.error('stopping TIFF imports failed', { err: e }));
       await kernels?.closeAll().catch((e) => log.error('stopping kernels failed', { err: e }));
       http.close();
       bridge.closeAll(null, { code: 1001, reason: 'server-shutting-down' });
@@ -211,5 +220,5 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       log.info('stopped');
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, log, ownerToken, agentTokenFile, agentLeases, close };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, recordings, log, ownerToken, agentTokenFile, agentLeases, close };
 }

@@ -54,6 +54,8 @@ export interface ServerConfig {
   uploadMaxBytes: number;
   /** Time limit for validating and storing one upload (ms). */
   uploadTimeoutMs: number;
+  /** Largest TIFF recording upload (bytes); it is imported as a dataset by a job under the job limits. */
+  recordingMaxBytes: number;
   /** Time limit of one read-only data query, table description or histogram over HTTP (ms). */
   dataQueryTimeoutMs: number;
   /** Write the agent's service token to `<dataDir>/agent.token` at start (`npm start` runs the agent). */
@@ -103,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     kernelIdleMs: int(env.PLEXUS_KERNEL_IDLE_MS, 60_000, 'PLEXUS_KERNEL_IDLE_MS'),
     uploadMaxBytes: int(env.PLEXUS_UPLOAD_MAX_BYTES, 200 * 1024 * 1024, 'PLEXUS_UPLOAD_MAX_BYTES'),
     uploadTimeoutMs: int(env.PLEXUS_UPLOAD_TIMEOUT_MS, 120_000, 'PLEXUS_UPLOAD_TIMEOUT_MS'),
+    recordingMaxBytes: int(env.PLEXUS_RECORDING_MAX_BYTES, 8 * 2 ** 30, 'PLEXUS_RECORDING_MAX_BYTES'),
     dataQueryTimeoutMs: int(env.PLEXUS_DATA_QUERY_TIMEOUT_MS, 10_000, 'PLEXUS_DATA_QUERY_TIMEOUT_MS'),
     agent: env.PLEXUS_AGENT !== '0',
     agentName: env.PLEXUS_AGENT_NAME?.trim() || undefined,

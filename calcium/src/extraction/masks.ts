@@ -23,6 +23,27 @@ export interface MaskOptions {
   border?: number;
 }
 
+/**
+ * The ROIs that keep a pixel of their own (one no other ROI covers, with a weight), renumbered
+ * 1…n in their order. An ROI whose every pixel other ROIs also cover has nothing to extract — its
+ * trace would be 0/0 — and duplicates them; the later (weaker) of two such ROIs goes first, so of
+ * two identical ROIs one stays. The same array when nothing is dropped.
+ */
+export function dropCoveredRois<R extends Roi>(rois: readonly R[], width: number, height: number): readonly R[] {
+  const count = new Uint16Array(width * height);
+  for (const r of rois) for (const p of r.pixels) count[p] = Math.min(65535, count[p]! + 1);
+  const keep = rois.map(() => true);
+  for (let k = rois.length - 1; k >= 0; k--) {
+    const r = rois[k]!;
+    let own = false;
+    r.pixels.forEach((p, i) => (own ||= count[p] === 1 && r.weights[i]! > 0));
+    if (own) continue;
+    keep[k] = false;
+    for (const p of r.pixels) count[p] = count[p]! - 1;
+  }
+  return keep.every(Boolean) ? rois : rois.filter((_, k) => keep[k]).map((r, i) => ({ ...r, id: i + 1 }));
+}
+
 /** Builds the extraction masks of ROIs in a width × height frame. */
 export function extractionMasks(rois: readonly Roi[], width: number, height: number, opts: MaskOptions = {}): ExtractionMask[] {
   const n = width * height;

@@ -70,7 +70,9 @@ async function main(): Promise<void> {
     async read(f, out) {
       if (f === hold) {
         say({ type: 'held', frame: f });
-        await new Promise((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }));
+        // A promise alone does not keep Node running: a timer does, until the stop.
+        const keepAlive = setInterval(() => {}, 1000);
+        await new Promise((_, reject) => ac.signal.addEventListener('abort', () => (clearInterval(keepAlive), reject(ac.signal.reason)), { once: true }));
       }
       return movie.read(f, out);
     },

@@ -9,7 +9,7 @@
  * `_shifts`, replaced by a re-run so dependent SQL cells re-run), and its ROI layer is added to the
  * viewer. Effects: processes, files, document writes (server origin).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +22,7 @@ import { checkSegment, type Volumes } from '../volumes/volume-store.ts';
 import { readMeta, type LayerMeta } from '../volumes/meta.ts';
 import type { CalciumJobSpec } from './calcium-job-main.ts';
 import { RESULT_TABLES } from './calcium-results.ts';
+import { JobError, outOfMemory, runJobProcess } from './job-runner.ts';
 
 /** Parameters a person, a cell or the agent may give (validated; defaults come from the recording). */
 export const calciumParamsSchema = z.strictObject({
@@ -62,15 +63,7 @@ export interface CalciumJobsOptions {
   wrapSpec?: (spec: CalciumJobSpec) => CalciumJobSpec;
 }
 
-export class JobError extends Error {
-  override readonly name = 'JobError';
-  constructor(readonly status: number, readonly code: string, message: string) {
-    super(message);
-  }
-}
-
-/** True for a JobError (by name: module copies under test runners break `instanceof`). */
-export const isJobError = (e: unknown): e is JobError => e instanceof Error && e.name === 'JobError';
+export { JobError, isJobError } from './job-runner.ts';
 
 interface Running {
   ws: string;
@@ -203,58 +196,16 @@ export class CalciumJobs {
       const specFile = path.join(dir, 'spec.json');
       fs.writeFileSync(specFile, JSON.stringify(this.opts.wrapSpec ? this.opts.wrapSpec(spec) : spec));
       const { limits } = this.opts;
-      const nodeArgs = [`--max-old-space-size=${limits.memoryMb}`, '--import', 'tsx', MAIN, specFile];
-      const cmd = limits.nice > 0 && hasNice() ? 'nice' : process.execPath;
-      const args = cmd === 'nice' ? ['-n', String(limits.nice), process.execPath, ...nodeArgs] : nodeArgs;
-      const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: '' } });
+      const { child, end } = runJobProcess(MAIN, specFile, limits, {
+        progress: (progress) => void this.opts.change(ws, (doc) => updateJob(doc, id, { progress }, serverOriginFor('calcium'))).catch(() => {}),
+        timeout: () => (r.stopped = `the analysis took longer than ${Math.round(limits.timeoutMs / 1000)} s (PLEXUS_JOB_TIMEOUT_MS)`),
+      });
       r.child = child;
-      let stderr = '';
-      child.stderr!.on('data', (b: Buffer) => (stderr = (stderr + b.toString('utf8')).slice(-4000)));
-      let outcome: { type: string; [k: string]: unknown } | null = null;
-      let buf = '';
-      let lastWrite = 0;
-      const stageStart = new Map<string, number>();
-      child.stdout!.on('data', (b: Buffer) => {
-        buf += b.toString('utf8');
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          let m: { type: string; stage?: string; done?: number; total?: number; [k: string]: unknown };
-          try {
-            m = JSON.parse(line);
-          } catch {
-            continue;
-          }
-          if (m.type === 'progress' && typeof m.stage === 'string') {
-            const now = Date.now();
-            if (!stageStart.has(m.stage)) stageStart.set(m.stage, now);
-            const done = Number(m.done) || 0;
-            const total = Math.max(1, Number(m.total) || 1);
-            const elapsed = (now - stageStart.get(m.stage)!) / 1000;
-            const eta = done > 0 && elapsed > 0.5 ? Math.round((elapsed / done) * (total - done)) : null;
-            if (now - lastWrite < 400 && done !== total) continue;
-            lastWrite = now;
-            void this.opts.change(ws, (doc) => updateJob(doc, id, { progress: { stage: m.stage!, done, total, eta, at: now } }, serverOriginFor('calcium'))).catch(() => {});
-          } else if (m.type === 'done' || m.type === 'error') outcome = m;
-        }
-      });
-      const timeout = setTimeout(() => {
-        r.stopped = `the analysis took longer than ${Math.round(limits.timeoutMs / 1000)} s (PLEXUS_JOB_TIMEOUT_MS)`;
-        child.kill('SIGKILL');
-      }, limits.timeoutMs);
-      const code = await new Promise<number | null>((resolve) => {
-        child.on('error', (e) => {
-          stderr += String(e.message);
-          resolve(-1);
-        });
-        child.on('close', (c, sig) => resolve(c ?? (sig ? -2 : null)));
-      });
-      clearTimeout(timeout);
+      const { code, outcome, stderr } = await end;
       const o = outcome as { type: string; summary?: Record<string, number>; params?: unknown; message?: string; reusedRegistration?: boolean; timings?: Record<string, number> } | null;
       if (r.stopped) return void (await this.finish(ws, id, { status: 'stopped', error: r.stopped }));
       if (!o || o.type !== 'done' || code !== 0) {
-        const oom = /heap out of memory|Allocation failed/i.test(stderr);
+        const oom = outOfMemory(stderr);
         const message = o?.message ?? (oom ? `the analysis ran out of memory (${limits.memoryMb} MiB; PLEXUS_JOB_MEMORY_MB)` : `the analysis process ended unexpectedly (exit ${code})`);
         this.opts.log.warn('calcium job failed', { ws, job: id, code, stderr: stderr.slice(-800) });
         return void (await this.finish(ws, id, { status: 'error', error: message }));
@@ -292,18 +243,6 @@ export class CalciumJobs {
   private async finish(ws: string, id: string, patch: Partial<Pick<Job, 'status' | 'error' | 'result' | 'params'>>): Promise<void> {
     await this.opts.change(ws, (doc) => updateJob(doc, id, { ...patch, progress: null as never }, serverOriginFor('calcium')));
   }
-}
-
-let niceWorks: boolean | null = null;
-function hasNice(): boolean {
-  if (niceWorks === null) {
-    try {
-      niceWorks = fs.existsSync('/usr/bin/nice') || fs.existsSync('/bin/nice');
-    } catch {
-      niceWorks = false;
-    }
-  }
-  return niceWorks;
 }
 
 const serverOriginFor = (reason: string) => serverOrigin(reason);

@@ -33,14 +33,14 @@ const json = (v: unknown) => JSON.stringify(v, null, 1) + '\n';
 const num = (v: number, d = 4) => (Number.isFinite(v) ? String(Number(v.toFixed(d))) : '');
 const csvText = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 
-/** The labels image: per pixel the id of the heaviest ROI there (0 = none). */
+/** The labels image: per pixel the id of the heaviest ROI whose weight there is ≥ 0.5 (its half-maximum footprint; 0 = none). */
 export function labelImage(res: PipelineResult, width: number, height: number): Uint32Array {
   const labels = new Uint32Array(width * height);
   const best = new Float32Array(width * height);
   for (const roi of res.rois)
     roi.pixels.forEach((p, k) => {
       const w = roi.weights[k]!;
-      if (w >= 0.3 && w > best[p]!) {
+      if (w >= 0.5 && w > best[p]!) {
         best[p] = w;
         labels[p] = roi.id;
       }

@@ -7,9 +7,11 @@ import type { Hocuspocus } from '@hocuspocus/server';
 import { readJob, type Requester } from '@plexus/shared';
 import { withDoc } from '../http/doc-access.ts';
 import type { CalciumJobs } from './calcium-jobs.ts';
+import type { Volumes } from '../volumes/volume-store.ts';
+import { evaluateResult } from './evaluate.ts';
 
 /** The kernel's job caller for a server's jobs (an Error with the reason when refused). */
-export function cellJobCaller(jobs: () => CalciumJobs | null, hocuspocus: Hocuspocus) {
+export function cellJobCaller(jobs: () => CalciumJobs | null, hocuspocus: Hocuspocus, volumes: Volumes) {
   return async (ws: string, op: string, args: Record<string, unknown>, by: Requester | null): Promise<unknown> => {
     const j = jobs();
     if (!j) throw new Error('analysis jobs are not available on this server');
@@ -28,6 +30,16 @@ export function cellJobCaller(jobs: () => CalciumJobs | null, hocuspocus: Hocusp
       const job = await withDoc(hocuspocus, ws, (doc) => readJob(doc, id));
       if (!job) throw new Error(`there is no job "${id}" in this workspace`);
       return job;
+    }
+    if (op === 'calcium-evaluate') {
+      const id = String(args.job ?? '');
+      const job = await withDoc(hocuspocus, ws, (doc) => readJob(doc, id));
+      if (!job) throw new Error(`there is no job "${id}" in this workspace`);
+      const dataset = job.result && typeof job.result.dataset === 'string' ? job.result.dataset : null;
+      if (job.status !== 'done' || !dataset) throw new Error(`job ${id} has no result yet (${job.status}); evaluate it when it is done`);
+      const truth = typeof args.truth === 'string' ? args.truth : job.input.dataset;
+      if (!truth) throw new Error('give the dataset with ground truth: calcium.evaluate(job, { truth: "calcium-demo" })');
+      return evaluateResult(volumes, dataset, truth, job.roiEdits);
     }
     throw new Error(`unknown job operation ${op}`);
   };

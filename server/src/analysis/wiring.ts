@@ -1,8 +1,8 @@
 /**
- * Builds the server's `CalciumJobs` from its parts: document writes over a Hocuspocus direct
- * connection (server origin), live documents for stop signals, and result tables stored the way
- * uploads are (a sandboxed DuckDB import into the workspace's tables) and registered in the
- * workspace's data. Effects: none until jobs run.
+ * Builds the server's `CalciumJobs` and `TiffImports` from their parts: document writes over a
+ * Hocuspocus direct connection (server origin), live documents for stop signals, the server's job
+ * limits, and (calcium) result tables stored the way uploads are (a sandboxed DuckDB import into
+ * the workspace's tables) and registered in the workspace's data. Effects: none until jobs run.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,6 +17,8 @@ import type { Logger } from '../log.ts';
 import type { Volumes } from '../volumes/volume-store.ts';
 import { CalciumJobs } from './calcium-jobs.ts';
 import type { CalciumJobSpec } from './calcium-job-main.ts';
+import { TiffImports } from './tiff-jobs.ts';
+import type { TiffImportSpec } from './tiff-import-main.ts';
 
 /** The analysis jobs of a server (they need the kernel: their tables are kernel tables). */
 export function calciumJobs(deps: { config: ServerConfig; hocuspocus: Hocuspocus; kernels: KernelManager; volumes: Volumes; log: Logger; wrapSpec?: (s: CalciumJobSpec) => CalciumJobSpec }): CalciumJobs {
@@ -44,5 +46,20 @@ export function calciumJobs(deps: { config: ServerConfig; hocuspocus: Hocuspocus
         registerTable(doc, { name: t.name, fileName: `${name}.csv`, format: t.format, columns: t.columns, rows: t.rows, bytes: t.bytes, storedBytes: t.storedBytes, uploadedBy: { id: by.id, ...(by.name ? { name: by.name } : {}) }, created: Date.now() }, serverOrigin('calcium')),
       );
     },
+  });
+}
+
+/** The TIFF recording imports of a server (no kernel needed: they only write served volumes). */
+export function tiffImports(deps: { config: ServerConfig; hocuspocus: Hocuspocus; volumes: Volumes; log: Logger; wrapSpec?: (s: TiffImportSpec) => TiffImportSpec }): TiffImports {
+  const { config, hocuspocus } = deps;
+  return new TiffImports({
+    dataDir: config.dataDir,
+    volumes: deps.volumes,
+    log: deps.log,
+    limits: { memoryMb: config.jobMemoryMb, timeoutMs: config.jobTimeoutMs, nice: config.jobNice, concurrent: Math.max(1, config.jobConcurrency) },
+    maxBytes: config.recordingMaxBytes,
+    change: (ws, f) => withDoc(hocuspocus, ws, f),
+    live: (ws) => (hocuspocus.documents.get(ws) as Y.Doc | undefined) ?? null,
+    wrapSpec: deps.wrapSpec,
   });
 }

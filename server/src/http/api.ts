@@ -14,6 +14,7 @@ import { handleVolumeApi, type VolumeApiDeps } from './volume-api.ts';
 import { handleNotebookApi, type NotebookApiDeps } from './notebook-api.ts';
 import { handleJobsApi } from './jobs-api.ts';
 import type { CalciumJobs } from '../analysis/calcium-jobs.ts';
+import type { TiffImports } from '../analysis/tiff-jobs.ts';
 import { isAgentClaims } from '../auth/agent-token.ts';
 import type { OccupiedWorkspace } from '../collab/people.ts';
 import { RecoveryError, recover, recoveryOptions } from '../collab/recovery.ts';
@@ -31,7 +32,7 @@ export interface ApiDeps {
   publicUrl: (req: IncomingMessage) => string;
   shareLinkDays: number;
   volumeApi: VolumeApiDeps;
-  notebook: Omit<NotebookApiDeps, 'requireWorkspace'> & { jobs: CalciumJobs | null };
+  notebook: Omit<NotebookApiDeps, 'requireWorkspace'> & { jobs: CalciumJobs | null; recordings: TiffImports | null };
   /** One agent runner per workspace (agent-leases.ts). */
   agentLeases: AgentLeases;
   /** Stored workspaces (recovery reads and replaces their stored state) and where quarantined copies go. */
@@ -155,12 +156,12 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         res.writeHead(204).end();
         return true;
       }
-    } else if (parts.length >= 3 && ['uploads', 'data', 'results', 'export', 'import', 'jobs'].includes(parts[2]!)) {
+    } else if (parts.length >= 3 && ['uploads', 'data', 'results', 'export', 'import', 'jobs', 'recordings'].includes(parts[2]!)) {
       const role = roleIn(claims, id);
       const nb: NotebookApiDeps = { ...deps.notebook, requireWorkspace: (w) => void deps.workspaces.get(w) };
-      if (parts[2] === 'jobs') {
+      if (parts[2] === 'jobs' || parts[2] === 'recordings') {
         deps.workspaces.get(id);
-        return await handleJobsApi({ hocuspocus: deps.notebook.hocuspocus, jobs: deps.notebook.jobs }, req, res, claims, role, id, parts.slice(2));
+        return await handleJobsApi({ hocuspocus: deps.notebook.hocuspocus, jobs: deps.notebook.jobs, recordings: deps.notebook.recordings }, req, res, url, claims, role, id, parts.slice(2));
       }
       if (await handleNotebookApi(nb, req, res, url, claims, role, id, parts.slice(2))) return true;
     } else if (parts.length === 3 && parts[2] === 'recovery') {

@@ -14,7 +14,7 @@ import type { PlexusServer } from '../../src/app.ts';
 import { writeDemoDataset } from '../../src/volumes/demo/demo-dataset.ts';
 import { api, hocuspocusClient, tmpDir, waitFor, type HpClient } from '@plexus/testkit';
 import { addCell, alice as aliceUser, aliceOrigin, newWorkspace, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
-import { requestRun, readKernelStatus } from '@plexus/shared';
+import { requestRun, readKernelStatus, setRoiEdit } from '@plexus/shared';
 
 let s: PlexusServer;
 const clients: HpClient[] = [];
@@ -85,6 +85,25 @@ describe('calcium jobs', { timeout: 240_000 }, () => {
     const layer = (readViewerState(bob.doc).layers as Array<{ name: string; type?: string; source?: unknown }> | undefined)?.find((l) => l.name === 'ROIs (calcium-demo)');
     expect(layer?.type).toBe('segmentation');
     expect((layer?.source as { url: string }).url).toBe(`precomputed://plexus://volumes/${result.dataset}/rois`);
+
+    // Evaluated against the recording's ground truth from a cell; a person's ROI deletion counts.
+    await waitFor(() => readKernelStatus(bob.doc).state !== 'offline', { message: 'kernel online', timeout: 30_000 });
+    const evaluate = async () => {
+      const cell = addCell(bob.doc, 'code', `const ev${stages.size} = await calcium.evaluate(${JSON.stringify(id)}, { truth: 'calcium-demo' });\nJSON.stringify(ev${stages.size})`);
+      requestRun(bob.doc, cell, aliceUser, aliceOrigin);
+      const out = shown(await waitRun(bob.doc, cell, (v) => v.state === 'done' || v.state === 'error', 'evaluate', 60_000));
+      return JSON.parse(out) as { rois: { detected: number; f1: number; matched: number; highSnr: { f1: number } }; traces: { medianR: number }; spikes: { medianR: number } };
+    };
+    const ev = await evaluate();
+    expect(ev.rois.f1).toBeGreaterThan(0.5); // a small recording (96², 300 frames): the benchmark measures accuracy
+    expect(ev.traces.medianR).toBeGreaterThan(0.8);
+    expect(ev.spikes.medianR).toBeGreaterThan(0.3);
+    const cellsTable = await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/data/query`, { sql: 'SELECT id FROM calcium_demo_rois WHERE is_cell = 1 ORDER BY id LIMIT 1' });
+    const first = Number(cellsTable.json.rows[0].id);
+    setRoiEdit(bob.doc, id, first, { action: 'delete', by: 'alice', at: Date.now() }, aliceOrigin);
+    stages.add('after-delete'); // a new cell name for the second evaluation
+    const after = await evaluate();
+    expect(after.rois.detected).toBe(ev.rois.detected - 1);
 
     // A re-run with another neuropil coefficient reuses the registration.
     const again = await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/jobs`, { kind: 'calcium', dataset: 'calcium-demo', layer: 'movie', params: { neuropilCoefficient: 0.5 } });

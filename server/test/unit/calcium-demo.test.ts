@@ -154,7 +154,7 @@ describe('calcium demo generator', () => {
     const { truth } = await writeDemoDataset(dir, { params: SMALL, layout: LAYOUT });
     const rows = (f: string) => fs.readFileSync(path.join(dir, 'tables', f), 'utf8').trim().split('\n').map((l) => l.split(','));
     const rois = rows('rois.csv');
-    expect(rois[0]).toEqual(['id', 'centroid_x', 'centroid_y', 'area_px', 'snr', 'silent', 'spikes', 'rate_hz', 'label_px']);
+    expect(rois[0]).toEqual(['id', 'centroid_x', 'centroid_y', 'area_px', 'snr', 'silent', 'spikes', 'rate_hz', 'label_px', 'peak_snr']);
     expect(rois).toHaveLength(1 + 8);
     for (const [i, n] of truth.neurons.entries()) {
       const r = rois[i + 1]!.map(Number);

@@ -70,6 +70,8 @@ const sandbox = {
   calcium: Object.freeze({
     start: (dataset, layer, params = {}) => jobCall('calcium-start', { dataset: String(dataset), layer: String(layer), params: toJson(params ?? {}) }),
     status: (job) => jobCall('calcium-status', { job: String(job) }),
+    /** Scores a done job against a dataset with ground truth (default: the analysed one), e.g. the demo's. */
+    evaluate: (job, opts = {}) => jobCall('calcium-evaluate', { job: String(job), ...(opts && opts.truth ? { truth: String(opts.truth) } : {}) }),
   }),
 };
 

@@ -17,7 +17,7 @@ import { roisCsv, spikesCsv, tracesCsv, TABLE_COLUMNS } from './demo-tables.ts';
 
 export const DEMO_DATASET = 'calcium-demo';
 /** Bump whenever the generator's output changes: a dataset of another version is regenerated. */
-export const DEMO_GENERATOR_VERSION = 1;
+export const DEMO_GENERATOR_VERSION = 2;
 export const DEMO_GENERATOR_NAME = 'plexus-calcium-demo';
 
 export interface DemoLayout {
@@ -146,7 +146,7 @@ export async function writeDemoDataset(dir: string, options: DemoOptions = {}): 
     frameRate,
     layers: Object.fromEntries([['movie', { type: 'image' as const, description: movieMeta.description }], ...planes.map((p) => [p.name, { type: p.type, description: p.description }])]),
     tables: {
-      rois: { path: 'tables/rois.csv', columns: TABLE_COLUMNS.rois, description: 'One row per neuron: centroid (pixels, pixel centres at integers), area (pixels with footprint ≥ 0.5), single-spike SNR, silent flag, spike count and rate, pixels in the labels layer.' },
+      rois: { path: 'tables/rois.csv', columns: TABLE_COLUMNS.rois, description: 'One row per neuron: centroid (pixels, pixel centres at integers), area (pixels with footprint ≥ 0.5), single-spike SNR, silent flag, spike count and rate, pixels in the labels layer, peak SNR (single-spike SNR × the largest ΔF/F reached / one spike\'s; 0 when silent).' },
       traces: { path: 'tables/traces.csv', columns: TABLE_COLUMNS.traces, description: 'Long format, one row per neuron and frame: noise-free ΔF/F of the neuron, sampled at the frame centre time_s = (frame + 0.5) / frameRate.' },
       spikes: { path: 'tables/spikes.csv', columns: TABLE_COLUMNS.spikes, description: 'One row per spike: neuron id, frame = floor(time_s · frameRate), spike time.' },
     },

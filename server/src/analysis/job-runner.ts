@@ -1,0 +1,127 @@
+/**
+ * What every long job of the server (a calcium analysis, a TIFF import) shares: the errors a request
+ * to start one gets, and the child process that does its work — a Node process under `nice` with its
+ * own heap limit and a wall-clock limit, talking in JSON lines on stdout (`progress` with a stage,
+ * frames done and total, then `done` or `error`), so a long job neither blocks the sync server's
+ * event loop nor competes with people's typing. Progress is thinned to one report per 400 ms (the
+ * last of a stage always passes) and given an estimate of the time left.
+ * Effects: spawns processes, timers.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import type { JobProgress } from '@plexus/shared';
+
+/** A request to start or stop a job that is refused: an HTTP status, a code and a message for the person. */
+export class JobError extends Error {
+  override readonly name = 'JobError';
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+/** True for a JobError (by name: module copies under test runners break `instanceof`). */
+export const isJobError = (e: unknown): e is JobError => e instanceof Error && e.name === 'JobError';
+
+/** Heap of the job process (MiB), wall-clock limit (ms), nice level (0–19). */
+export interface JobProcessLimits {
+  memoryMb: number;
+  timeoutMs: number;
+  nice: number;
+}
+
+/** The last `done` or `error` line of a job process. */
+export interface JobOutcome {
+  type: string;
+  [k: string]: unknown;
+}
+
+export interface JobProcessEnd {
+  /** Exit code; -1 when it could not start, -2 when a signal ended it. */
+  code: number | null;
+  outcome: JobOutcome | null;
+  /** The last 4000 characters of its stderr. */
+  stderr: string;
+}
+
+export interface JobProcess {
+  child: ChildProcess;
+  /** Resolves when the process has exited and its output is closed. */
+  end: Promise<JobProcessEnd>;
+}
+
+/**
+ * Starts `node --import tsx <main> <specFile>` under the limits. `onProgress` gets the thinned
+ * progress; `onTimeout` runs just before a process past its time limit is killed (SIGKILL).
+ */
+export function runJobProcess(
+  main: string,
+  specFile: string,
+  limits: JobProcessLimits,
+  on: { progress: (p: JobProgress) => void; timeout: () => void },
+): JobProcess {
+  const nodeArgs = [`--max-old-space-size=${limits.memoryMb}`, '--import', 'tsx', main, specFile];
+  const cmd = limits.nice > 0 && hasNice() ? 'nice' : process.execPath;
+  const args = cmd === 'nice' ? ['-n', String(limits.nice), process.execPath, ...nodeArgs] : nodeArgs;
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: '' } });
+  let stderr = '';
+  child.stderr!.on('data', (b: Buffer) => (stderr = (stderr + b.toString('utf8')).slice(-4000)));
+  let outcome: JobOutcome | null = null;
+  let buf = '';
+  let lastWrite = 0;
+  const stageStart = new Map<string, number>();
+  child.stdout!.on('data', (b: Buffer) => {
+    buf += b.toString('utf8');
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      let m: { type: string; stage?: string; done?: number; total?: number; [k: string]: unknown };
+      try {
+        m = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (m.type === 'progress' && typeof m.stage === 'string') {
+        const now = Date.now();
+        if (!stageStart.has(m.stage)) stageStart.set(m.stage, now);
+        const done = Number(m.done) || 0;
+        const total = Math.max(1, Number(m.total) || 1);
+        const elapsed = (now - stageStart.get(m.stage)!) / 1000;
+        const eta = done > 0 && elapsed > 0.5 ? Math.round((elapsed / done) * (total - done)) : null;
+        if (now - lastWrite < 400 && done !== total) continue;
+        lastWrite = now;
+        on.progress({ stage: m.stage, done, total, eta, at: now });
+      } else if (m.type === 'done' || m.type === 'error') outcome = m;
+    }
+  });
+  const timeout = setTimeout(() => {
+    on.timeout();
+    child.kill('SIGKILL');
+  }, limits.timeoutMs);
+  const end = new Promise<number | null>((resolve) => {
+    child.on('error', (e) => {
+      stderr += String(e.message);
+      resolve(-1);
+    });
+    child.on('close', (c, sig) => resolve(c ?? (sig ? -2 : null)));
+  }).then((code) => {
+    clearTimeout(timeout);
+    return { code, outcome, stderr };
+  });
+  return { child, end };
+}
+
+/** True when the job ran out of heap (its stderr says so). */
+export const outOfMemory = (stderr: string): boolean => /heap out of memory|Allocation failed/i.test(stderr);
+
+let niceWorks: boolean | null = null;
+function hasNice(): boolean {
+  if (niceWorks === null) {
+    try {
+      niceWorks = fs.existsSync('/usr/bin/nice') || fs.existsSync('/bin/nice');
+    } catch {
+      niceWorks = false;
+    }
+  }
+  return niceWorks;
+}
