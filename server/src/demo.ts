@@ -8,6 +8,51 @@ import { fillDemoViewer } from './demo-viewer.ts';
 
 export const DEMO_WORKSPACE_ID = 'demo';
 
+/**
+ * The calcium analysis of the demo recording, cell by cell: start the job, follow it, then read
+ * its tables, draw traces and a raster, and score the result against the ground truth.
+ */
+function fillDemoAnalysis(doc: Y.Doc, o: ReturnType<typeof serverOrigin>, author: string): void {
+  const md = (source: string) => createCell(doc, { kind: 'markdown', author, source }, o);
+  const js = (source: string[]) => createCell(doc, { kind: 'code', author, source: source.join('\n') }, o);
+  const sql = (name: string, source: string) => createCell(doc, { kind: 'sql', author, name, source }, o);
+  md([
+    '## Analysis: from the movie to cells, traces and events',
+    '',
+    'The next cell starts the **calcium pipeline** on the server as a job everyone sees in *Analyses* (above the notebook): motion correction, cell detection, traces with neuropil correction, ΔF/F, deconvolution and events. It takes about a minute; anyone can stop it. When it is done the ROIs appear in the viewer and the results are tables: `calcium_demo_rois`, `calcium_demo_traces`, `calcium_demo_events`, `calcium_demo_shifts`. Then run the cells below it (or *Run stale*).',
+  ].join('\n'));
+  js(["// Returns the job's id at once; the job runs on the server.", "const job = await calcium.start('calcium-demo', 'movie', { tauDecay: 'GCaMP6f' });", 'job']);
+  js(['const jobStatus = await calcium.status(job);', '({ status: jobStatus.status, stage: jobStatus.progress?.stage ?? null, ...(jobStatus.result?.summary ?? {}) })']);
+  sql('cells', 'SELECT id, centroid_x, centroid_y, area_px, round(snr, 1) AS snr, events\nFROM calcium_demo_rois\nWHERE is_cell = 1\nORDER BY snr DESC');
+  sql('top_traces', 'SELECT id, time_s, dff, spikes\nFROM calcium_demo_traces\nWHERE id IN (SELECT id FROM cells LIMIT 4)\nORDER BY id, time_s');
+  js([
+    '// ΔF/F of the four strongest cells, with their inferred activity as ticks',
+    'vegalite({',
+    '  data: { values: top_traces },',
+    "  facet: { row: { field: 'id', type: 'ordinal', title: 'ROI' } },",
+    '  spec: {',
+    "    width: 'container', height: 70,",
+    '    layer: [',
+    "      { mark: { type: 'line', strokeWidth: 1 }, encoding: { x: { field: 'time_s', type: 'quantitative', title: 'time (s)' }, y: { field: 'dff', type: 'quantitative', title: 'ΔF/F' } } },",
+    "      { transform: [{ filter: 'datum.spikes > 0' }], mark: { type: 'tick', color: '#d62728', thickness: 1 }, encoding: { x: { field: 'time_s', type: 'quantitative' }, y: { value: 68 } } },",
+    '    ],',
+    '  },',
+    '})',
+  ]);
+  sql('raster', 'SELECT e.id, e.time_s, e.amplitude\nFROM calcium_demo_events e JOIN cells USING (id)');
+  js([
+    '// Every event of every cell: a raster',
+    'vegalite({',
+    '  data: { values: raster },',
+    "  mark: { type: 'tick', thickness: 1 },",
+    "  encoding: { x: { field: 'time_s', type: 'quantitative', title: 'time (s)' }, y: { field: 'id', type: 'ordinal', title: 'ROI', axis: null }, opacity: { field: 'amplitude', type: 'quantitative', legend: null } },",
+    "  width: 'container', height: 240,",
+    '})',
+  ]);
+  md('### How good is it?\n\nThe demo recording is simulated, so the truth is known: the next cell matches the ROIs with the true cells (IoU ≥ 0.5) and compares traces and spikes. ROIs people deleted in the *Analyses* panel are left out.');
+  js(["const evaluation = await calcium.evaluate(job, { truth: 'calcium-demo' });", 'evaluation']);
+}
+
 /** Fills a fresh workspace document with the demo content. */
 export function fillDemo(doc: Y.Doc): void {
   const o = serverOrigin('seed-demo');
@@ -59,6 +104,7 @@ export function fillDemo(doc: Y.Doc): void {
       '})',
     ].join('\n'),
   }, o);
+  fillDemoAnalysis(doc, o, author);
   fillDemoViewer(doc);
   postMessage(doc, {
     author: { id: 'plexus', name: 'Plexus', kind: 'system' },

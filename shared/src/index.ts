@@ -26,3 +26,4 @@ export * from './notebook/report.ts';
 export * from './notebook/chart-images.ts';
 export * from './agent/index.ts';
 export * from './analysis/jobs.ts';
+export * from './analysis/roi-view.ts';

@@ -396,6 +396,14 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
       const edit: S.RoiEdit | null = rng.bool(0.2) ? null : rng.bool(0.5) ? { action: 'delete', by: 'u1', at: 1 } : { action: 'merge', into: roi === 1 ? 2 : 1, by: 'u1', at: 1 };
       void S.setRoiEdit(doc, `j${rng.int(3)}`, roi, edit, o);
     }),
+    // An ROI edit together with the segment display of a layer (any layer: only a segmentation layer takes it).
+    ...both('applyRoiEdit', 1, (doc, o) => {
+      const roi = 1 + rng.int(5);
+      const edit: S.RoiEdit | null = rng.bool(0.3) ? null : { action: 'delete', by: 'u1', at: 1 };
+      const layers = S.layerNames(doc);
+      void S.applyRoiEdit(doc, `j${rng.int(3)}`, layers.length && rng.bool(0.8) ? rng.pick(layers) : null, roi, edit, [1, 2, 3, 4, 5], o);
+    }),
+    person('syncRoiLayer', 0.5, (doc, o) => void S.syncRoiLayer(doc, `j${rng.int(3)}`, o)),
     person('removeJob', 0.5, (doc, o) => void S.removeJob(doc, `j${rng.int(3)}`, o)),
     server('importNotebook', 1, (doc, o) => {
       const nb = S.ipynbToNotebook({

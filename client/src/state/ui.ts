@@ -21,6 +21,9 @@ interface UiState {
   /** The data panel above the notebook is open. */
   dataOpen: boolean;
   setDataOpen(open: boolean): void;
+  /** The analyses panel above the notebook is open. */
+  analysesOpen: boolean;
+  setAnalysesOpen(open: boolean): void;
   setChatWidth(w: number): void;
   setViewerWidth(w: number): void;
   toggleViewer(): void;
@@ -55,6 +58,8 @@ export const useUi = create<UiState>()(
       shareOpen: false,
       dataOpen: false,
       setDataOpen: (dataOpen) => set({ dataOpen }),
+      analysesOpen: false,
+      setAnalysesOpen: (analysesOpen) => set({ analysesOpen }),
       setChatWidth: (w) => set({ chatWidth: clamp(Math.round(w), PANEL_LIMITS.chat.min, PANEL_LIMITS.chat.max) }),
       setViewerWidth: (w) => set({ viewerWidth: clamp(Math.round(w), PANEL_LIMITS.viewer.min, PANEL_LIMITS.viewer.max) }),
       toggleViewer: () => set((s) => ({ viewerCollapsed: !s.viewerCollapsed })),
@@ -65,7 +70,7 @@ export const useUi = create<UiState>()(
     {
       name: 'plexus.ui',
       // Popovers start closed on every load; only the layout persists.
-      partialize: (s) => ({ chatWidth: s.chatWidth, viewerWidth: s.viewerWidth, viewerCollapsed: s.viewerCollapsed, chatCollapsed: s.chatCollapsed, dataOpen: s.dataOpen }),
+      partialize: (s) => ({ chatWidth: s.chatWidth, viewerWidth: s.viewerWidth, viewerCollapsed: s.viewerCollapsed, chatCollapsed: s.chatCollapsed, dataOpen: s.dataOpen, analysesOpen: s.analysesOpen }),
     },
   ),
 );

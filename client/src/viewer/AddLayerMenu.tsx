@@ -1,12 +1,14 @@
 /**
  * "Add layer": the volumes this server serves (`GET /volumes/`), one click to add one to the
  * shared viewer with a portable source and, for time series, a time axis. Any other source can
- * be added with Neuroglancer's own "+" button. Effects: HTTP (listing), document writes.
+ * be added with Neuroglancer's own "+" button; a movie can also be analysed (AnalyseButton).
+ * Effects: HTTP (listing, starting an analysis), document writes.
  */
 import { useState } from 'react';
 import { addLayer, canWrite, layerForServedVolume, layerNames, type ServedLayer } from '@plexus/shared';
 import { useSession } from '../collab/context.tsx';
 import { Popover } from '../ui/Popover.tsx';
+import { AnalyseButton } from '../analyses/AnalyseButton.tsx';
 
 export interface Dataset {
   name: string;
@@ -78,6 +80,7 @@ export function AddLayerMenu({ disabled }: { disabled: boolean }) {
                     {l.name}
                   </button>
                   <span className="muted"> · {l.info?.type ?? l.format ?? 'volume'}</span>
+                  <AnalyseButton dataset={d.name} layer={l} className="btn btn-small" onStarted={() => setOpen(false)} onError={setError} />
                 </li>
               ))}
             </ul>

@@ -1,13 +1,15 @@
 /**
  * What an empty viewer shows instead of a black four-pane Neuroglancer: what the viewer is for,
  * and — for people who can edit — the volumes this server serves, each added for everyone in one
- * click, plus where to add any other source. View-only people see the explanation only.
+ * click (a movie can also be analysed: AnalyseButton), plus where to add any other source.
+ * View-only people see the explanation only.
  */
 import { useEffect, useMemo, useState } from 'react';
 import { canWrite, layerNames, viewerRoots } from '@plexus/shared';
 import { useSession } from '../collab/context.tsx';
 import { useYVersion } from '../collab/useY.ts';
 import { addServedLayer, loadDatasets, type Dataset } from './AddLayerMenu.tsx';
+import { AnalyseButton } from '../analyses/AnalyseButton.tsx';
 import './EmptyViewer.css';
 
 export function EmptyViewer() {
@@ -49,15 +51,17 @@ export function EmptyViewer() {
                   <span className="viewer-empty-dataset">{d.title ?? d.name}</span>
                   <span className="viewer-empty-layers">
                     {d.layers.map((l) => (
-                      <button
-                        key={l.name}
-                        className="btn btn-small"
-                        data-testid="viewer-empty-add"
-                        title={`Add ${l.name}${l.info?.type ? ` (${l.info.type})` : ''} to the shared viewer`}
-                        onClick={() => addServedLayer(session, d.name, l)}
-                      >
-                        + {l.name}
-                      </button>
+                      <span key={l.name} className="viewer-empty-layer">
+                        <button
+                          className="btn btn-small"
+                          data-testid="viewer-empty-add"
+                          title={`Add ${l.name}${l.info?.type ? ` (${l.info.type})` : ''} to the shared viewer`}
+                          onClick={() => addServedLayer(session, d.name, l)}
+                        >
+                          + {l.name}
+                        </button>
+                        <AnalyseButton dataset={d.name} layer={l} onError={setError} />
+                      </span>
                     ))}
                   </span>
                 </li>

@@ -17,6 +17,8 @@ import { ApiTokenContext } from '../api/tokenContext.ts';
 import { DataPanel } from '../data/DataPanel.tsx';
 import { DropZone } from '../data/DropZone.tsx';
 import { NotebookToolbar } from '../notebook/NotebookToolbar.tsx';
+import { AnalysesPanel } from '../analyses/AnalysesPanel.tsx';
+import { useRoiLayerSync } from '../analyses/useJobs.ts';
 
 /** True when a key event belongs to a text field or editor (its own undo, its own `?`). */
 const inEditable = (t: EventTarget | null) =>
@@ -26,6 +28,7 @@ export function WorkspaceLayout({ token }: { token: string }) {
   const session = useSession();
   const snap = useSessionSnapshot();
   const ui = useUi();
+  useRoiLayerSync(session);
 
   // Structural undo/redo and the help key, when the focus is not inside an editor.
   useEffect(() => {
@@ -74,6 +77,7 @@ export function WorkspaceLayout({ token }: { token: string }) {
             <DropZone>
               <NotebookToolbar />
               {ui.dataOpen && <DataPanel />}
+              {ui.analysesOpen && <AnalysesPanel onClose={() => ui.setAnalysesOpen(false)} />}
               <Notebook />
             </DropZone>
           ) : (

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { addLayer, createJob, layerForServedVolume, readJob, serverOrigin, updateJob, type Job, type JobRequester } from '@plexus/shared';
+import { addLayer, createJob, listJobs, layerForServedVolume, readJob, serverOrigin, updateJob, type Job, type JobRequester } from '@plexus/shared';
 import type * as Y from 'yjs';
 import type { Logger } from '../log.ts';
 import { checkSegment, type Volumes } from '../volumes/volume-store.ts';
@@ -91,8 +91,12 @@ export class CalciumJobs {
     fs.mkdirSync(this.cacheDir, { recursive: true });
   }
 
-  /** Validates the request, records the job (queued) and starts it when a slot is free. Returns its id. */
-  async start(ws: string, input: { dataset: string; layer: string; params?: unknown }, by: JobRequester): Promise<string> {
+  /**
+   * Validates the request, records the job (queued) and starts it when a slot is free. Returns its
+   * id. With `reuse`, a job of this workspace with the same movie and parameters that is queued,
+   * running or done is returned instead (a notebook's Run all does not redo finished analyses).
+   */
+  async start(ws: string, input: { dataset: string; layer: string; params?: unknown; reuse?: boolean }, by: JobRequester): Promise<string> {
     if (this.closed) throw new JobError(503, 'closing', 'the server is shutting down');
     const parsed = calciumParamsSchema.safeParse(input.params ?? {});
     if (!parsed.success) throw new JobError(400, 'bad-params', `invalid parameters: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
@@ -111,12 +115,19 @@ export class CalciumJobs {
     const meta = await readMeta<LayerMeta>(path.join(layerDir, 'plexus.json'));
     if (meta && meta.axes.z !== 's') throw new JobError(400, 'not-a-movie', `${input.dataset}/${input.layer} is not a movie (its third axis is not time); pick the movie layer`);
     const params = parsed.data;
+    const paramsKey = canonicalJson(params);
+    if (input.reuse) {
+      const same = await this.opts.change(ws, (doc) =>
+        listJobs(doc).find((j) => j.kind === 'calcium' && j.input.dataset === input.dataset && j.input.layer === input.layer && j.input.paramsKey === paramsKey && ['queued', 'running', 'done'].includes(j.status)),
+      );
+      if (same) return same.id;
+    }
     const frameRate = params.frameRate ?? meta?.frameRate;
     if (!frameRate) throw new JobError(400, 'no-frame-rate', `${input.dataset}/${input.layer} does not say its frame rate: give frameRate (frames per second)`);
     const id = `j_${randomBytes(5).toString('hex')}`;
     const source = `${input.dataset}/${input.layer}`;
     const title = `Calcium analysis of ${source}`;
-    await this.opts.change(ws, (doc) => createJob(doc, { id, kind: 'calcium', title, input: { dataset: input.dataset, layer: input.layer }, params: { ...params, frameRate } as never, requestedBy: by, created: Date.now() }, serverOriginFor('calcium')));
+    await this.opts.change(ws, (doc) => createJob(doc, { id, kind: 'calcium', title, input: { dataset: input.dataset, layer: input.layer, paramsKey }, params: { ...params, frameRate } as never, requestedBy: by, created: Date.now() }, serverOriginFor('calcium')));
     const dir = path.join(this.workDir, id);
     fs.mkdirSync(dir, { recursive: true });
     const cacheKey = `${input.dataset}__${input.layer}__${params.maxShift ?? 'auto'}`.replace(/[^A-Za-z0-9_.-]/g, '_');
@@ -246,3 +257,10 @@ export class CalciumJobs {
 }
 
 const serverOriginFor = (reason: string) => serverOrigin(reason);
+
+/** JSON with object keys sorted (the same parameters give the same text). */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().filter((k) => (v as Record<string, unknown>)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}

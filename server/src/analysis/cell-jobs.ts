@@ -20,7 +20,8 @@ export function cellJobCaller(jobs: () => CalciumJobs | null, hocuspocus: Hocusp
       const layer = args.layer;
       if (typeof dataset !== 'string' || typeof layer !== 'string') throw new Error('calcium.start(dataset, layer, params): dataset and layer name a served movie');
       try {
-        return await j.start(ws, { dataset, layer, params: args.params }, { id: by?.id ?? 'kernel', ...(by?.name ? { name: by.name } : {}), via: 'cell' });
+        // A cell re-run (Run all, an upstream change) returns the same analysis unless asked to redo it.
+        return await j.start(ws, { dataset, layer, params: args.params, reuse: args.rerun !== true }, { id: by?.id ?? 'kernel', ...(by?.name ? { name: by.name } : {}), via: 'cell' });
       } catch (e) {
         throw new Error((e as Error).message);
       }

@@ -81,7 +81,7 @@ function recordingQuery(url: URL): { fileName: string; options: Record<string, u
     const v = q.get(k);
     if (v !== null) options[k] = v.trim() === '' ? Number.NaN : Number(v);
   }
-  return { fileName: q.get('name') ?? '', options };
+  return { fileName: url.searchParams.get('name') ?? '', options };
 }
 
 /**

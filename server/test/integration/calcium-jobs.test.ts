@@ -13,8 +13,9 @@ import { listJobs, listTables, readJob, readViewerState, requestJobStop, userOri
 import type { PlexusServer } from '../../src/app.ts';
 import { writeDemoDataset } from '../../src/volumes/demo/demo-dataset.ts';
 import { api, hocuspocusClient, tmpDir, waitFor, type HpClient } from '@plexus/testkit';
-import { addCell, alice as aliceUser, aliceOrigin, newWorkspace, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
-import { requestRun, readKernelStatus, setRoiEdit } from '@plexus/shared';
+import { addCell, alice as aliceUser, aliceOrigin, kernelIdle, newWorkspace, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
+import { cellSource, listCells, readCellRun, requestRun, requestRunAll, readKernelStatus, setRoiEdit } from '@plexus/shared';
+import { fillDemo } from '../../src/demo.ts';
 
 let s: PlexusServer;
 const clients: HpClient[] = [];
@@ -151,6 +152,33 @@ describe('calcium jobs', { timeout: 240_000 }, () => {
     const bad = addCell(c.doc, 'code', "await calcium.start('calcium-demo', 'movie', { diameter: 'big' })");
     requestRun(c.doc, bad, aliceUser, aliceOrigin);
     expect(shown(await waitRun(c.doc, bad, (r) => r.state === 'error'))).toMatch(/invalid parameters: diameter/);
+  });
+
+  it('the demo notebook runs the whole analysis: job, tables, charts and the evaluation', async () => {
+    const ws = s.workspaces.create({ name: 'Demo copy', fill: fillDemo }).id;
+    const c = await open(ws);
+    await waitFor(() => readKernelStatus(c.doc).state !== 'offline', { message: 'kernel online', timeout: 30_000 });
+    const cells = listCells(c.doc);
+    const jobCell = cells.find((x) => x.kind === 'code' && cellSource(x).includes('calcium.start'))!;
+    requestRun(c.doc, jobCell.id, aliceUser, aliceOrigin);
+    const id = shown(await waitRun(c.doc, jobCell.id, (r) => r.state === 'done' || r.state === 'error')).replace(/^"|"$/g, '');
+    await waitJob(c, id, (j) => j.status === 'done' || j.status === 'error', 'demo job');
+    expect(readJob(c.doc, id)!.status).toBe('done');
+    // The cells that depend on `job` ran at once (the job was still running): Run all again now.
+    const evalCell = cells.find((x) => x.kind === 'code' && cellSource(x).includes('calcium.evaluate'))!;
+    await kernelIdle(s, ws);
+    const before = readCellRun(c.doc, evalCell.id)?.exec?.count ?? 0;
+    requestRunAll(c.doc, aliceUser, aliceOrigin);
+    const ev = await waitRun(c.doc, evalCell.id, (r) => (r.state === 'done' || r.state === 'error') && (r.exec?.count ?? 0) > before, 'evaluation', 120_000);
+    if (ev.state !== 'done') console.log('JOBS', JSON.stringify(listJobs(c.doc).map((j) => [j.id, j.status, j.input, j.requestedBy])));
+    expect([ev.state, shown(ev)]).toEqual(['done', expect.any(String)]);
+    for (const cell of listCells(c.doc).filter((x) => x.kind !== 'markdown')) {
+      const v = readCellRun(c.doc, cell.id)!;
+      if (v.state !== 'done') console.log('CELL', cellSource(cell).slice(0, 60), shown(v));
+      expect([cell.name ?? cellSource(cell).slice(0, 40), v.state]).toEqual([cell.name ?? cellSource(cell).slice(0, 40), 'done']);
+    }
+    const charts = listCells(c.doc).flatMap((x) => readCellRun(c.doc, x.id)?.outputs ?? []).filter((o) => o.type === 'chart');
+    expect(charts.length).toBeGreaterThanOrEqual(3); // the ROI trace, the traces of the top cells, the raster
   });
 
   it('refuses bad requests with clear errors, and viewers', async () => {

@@ -27,6 +27,8 @@ export interface JobInput {
   dataset?: string;
   layer?: string;
   fileName?: string;
+  /** The parameters as asked for, in a canonical form (a job with the same input and key is the same analysis). */
+  paramsKey?: string;
 }
 
 export interface JobProgress {

@@ -229,7 +229,7 @@ const layer = record('a viewer layer', {
 const name = z.string().min(1).max(200);
 
 export const jobRequester = z.object({ id, name: z.string().max(200).optional(), via: z.enum(['person', 'agent', 'cell']) });
-export const jobInput = z.object({ dataset: z.string().max(200).optional(), layer: z.string().max(200).optional(), fileName: z.string().max(500).optional() });
+export const jobInput = z.object({ dataset: z.string().max(200).optional(), layer: z.string().max(200).optional(), fileName: z.string().max(500).optional(), paramsKey: z.string().max(4000).optional() });
 export const jobProgress = z.object({ stage: z.string().max(100), done: count, total: count, eta: z.number().nonnegative().nullable(), at: time });
 export const roiEdit = z.union([
   z.object({ action: z.literal('delete'), by: z.string().max(200), name: z.string().max(200).optional(), at: time }),

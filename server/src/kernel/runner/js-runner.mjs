@@ -64,11 +64,12 @@ const sandbox = {
   /**
    * Calcium-imaging analysis of a served movie, run by the server as a job everyone sees (it
    * outlives the cell's time limit): `await calcium.start('calcium-demo', 'movie', { tauDecay: 'GCaMP6s' })`
-   * returns the job id at once; `await calcium.status(id)` gives its status, progress and result
+   * returns the job id at once (the same job when this analysis was already asked for; pass
+   * `{ rerun: true }` as a fourth argument to run it again); `await calcium.status(id)` gives its status, progress and result
    * (the tables it registers: `<dataset>_rois`, `_traces`, `_events`, `_shifts`).
    */
   calcium: Object.freeze({
-    start: (dataset, layer, params = {}) => jobCall('calcium-start', { dataset: String(dataset), layer: String(layer), params: toJson(params ?? {}) }),
+    start: (dataset, layer, params = {}, opts = {}) => jobCall('calcium-start', { dataset: String(dataset), layer: String(layer), params: toJson(params ?? {}), rerun: !!(opts && opts.rerun) }),
     status: (job) => jobCall('calcium-status', { job: String(job) }),
     /** Scores a done job against a dataset with ground truth (default: the analysed one), e.g. the demo's. */
     evaluate: (job, opts = {}) => jobCall('calcium-evaluate', { job: String(job), ...(opts && opts.truth ? { truth: String(opts.truth) } : {}) }),
