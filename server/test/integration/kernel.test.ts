@@ -197,7 +197,8 @@ describe('outputs on the server, import and export', () => {
     const c1 = addCell(a.doc, 'code', 'const greeting = "hello";\ngreeting');
     addCell(a.doc, 'sql', 'SELECT $greeting AS g', 'greet');
     requestRunAll(a.doc, alice, aliceOrigin);
-    await waitFor(() => readKernelStatus(a.doc).state === 'idle' && readCellRun(a.doc, c1)!.state === 'done');
+    // A first SQL cell starts DuckDB's process: seconds on a loaded machine.
+    await waitFor(() => readKernelStatus(a.doc).state === 'idle' && readCellRun(a.doc, c1)!.state === 'done', { timeout: 30_000, message: 'run all finished' });
     const res = await fetch(`${ctx.server.url}/api/workspaces/${ws}/export?format=ipynb`, { headers: { authorization: `Bearer ${ctx.server.ownerToken}` } });
     expect(res.headers.get('content-disposition')).toMatch(/attachment; filename="Kernel test.ipynb"/);
     const nb = await res.json();
