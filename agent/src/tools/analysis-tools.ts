@@ -5,7 +5,7 @@
  * read (`<dataset>_rois`, `_traces`, `_events`, `_shifts`) and an ROI layer in the viewer.
  * Effects: server HTTP (start), document reads and a stop signal write (agent origin).
  */
-import { isJobFinished, readJob, requestJobStop, type Job } from '@plexus/shared';
+import { applyRoiEdit, findRoiLayer, isJobFinished, jobRoiIds, readJob, requestJobStop, type Job, type RoiEdit } from '@plexus/shared';
 import { defineTool, ok, ToolRefusal, type Tool } from './tool.ts';
 
 const NAME = { type: 'string', minLength: 1, maxLength: 200 } as const;
@@ -97,4 +97,26 @@ const stopJob = defineTool({
   },
 });
 
-export const analysisTools: Tool[] = [startCalcium, jobStatus, stopJob];
+const editRoi = defineTool({
+  name: 'edit_roi',
+  description: 'Deletes an ROI of a finished calcium analysis, merges it into another ROI, or restores it (undoes a delete or merge). Everyone sees the ROI list and the viewer layer change; the evaluation and the ROI counts honour it.',
+  parameters: {
+    type: 'object',
+    properties: { job: NAME, roi: { type: 'integer', minimum: 1 }, action: { enum: ['delete', 'merge', 'restore'] }, into: { type: 'integer', minimum: 1 } },
+    required: ['job', 'roi', 'action'],
+    additionalProperties: false,
+  },
+  async run(ctx, a) {
+    const job = readJob(ctx.doc, a.job);
+    if (!job || job.kind !== 'calcium' || job.status !== 'done') throw new ToolRefusal(`job "${a.job}" is not a finished calcium analysis`);
+    const ids = jobRoiIds(job);
+    if (!ids.includes(a.roi)) throw new ToolRefusal(`job ${a.job} has ROIs 1–${ids.length}; there is no ROI ${a.roi}`);
+    if (a.action === 'merge' && (a.into === undefined || a.into === a.roi || !ids.includes(a.into))) throw new ToolRefusal('merge needs `into`: another ROI of this job');
+    const at = Date.now();
+    const edit: RoiEdit | null = a.action === 'restore' ? null : a.action === 'delete' ? { action: 'delete', by: ctx.author.id, name: ctx.author.name, at } : { action: 'merge', into: a.into!, by: ctx.author.id, name: ctx.author.name, at };
+    applyRoiEdit(ctx.doc, a.job, findRoiLayer(ctx.doc, job), a.roi, edit, ids, ctx.origin);
+    return ok(`${a.action} ROI ${a.roi} of ${a.job}`, { job: a.job, roi: a.roi, action: a.action, ...(a.into ? { into: a.into } : {}) });
+  },
+});
+
+export const analysisTools: Tool[] = [startCalcium, jobStatus, stopJob, editRoi];

@@ -19,7 +19,8 @@ const ANALYSE = {
   turns: [
     { match: { afterTools: 0 }, repeat: true, text: 'Starting the analysis.', toolCalls: [{ name: 'start_calcium_analysis', arguments: { dataset: 'calcium-demo', layer: 'movie', params: { tauDecay: 'GCaMP6f' } } }] },
     { match: { afterTools: 1 }, repeat: true, toolCalls: [{ name: 'calcium_job_status', arguments: { job: '$tool.job', wait_seconds: 60 } }] },
-    { match: { afterTools: 2 }, repeat: true, text: 'The analysis is done: the ROIs are in the viewer and in the table calcium_demo_rois.' },
+    { match: { afterTools: 2 }, repeat: true, toolCalls: [{ name: 'edit_roi', arguments: { job: '$tool.id', roi: 1, action: 'delete' } }] },
+    { match: { afterTools: 3 }, repeat: true, text: 'The analysis is done: the ROIs are in the viewer and in the table calcium_demo_rois.' },
   ],
 };
 
@@ -29,15 +30,16 @@ describe('the agent and analysis jobs', () => {
     await suite.start(ws, ANALYSE);
     const runId = ask(a.doc, 'analyse the demo movie');
     const run = await waitRunEnd(a.doc, runId, 120_000);
-    expect(run.activity.map((x) => [x.tool, x.status])).toEqual([['start_calcium_analysis', 'done'], ['calcium_job_status', 'done']]);
+    expect(run.activity.map((x) => [x.tool, x.status])).toEqual([['start_calcium_analysis', 'done'], ['calcium_job_status', 'done'], ['edit_roi', 'done']]);
     const [job] = listJobs(a.doc);
+    expect(job!.roiEdits['1']).toMatchObject({ action: 'delete', name: 'Plexus agent' });
     expect(job!.requestedBy.via).toBe('agent');
     expect(job!.status).toBe('done');
     expect(run.activity[1]!.summary).toMatch(new RegExp(`^${job!.id}: done`));
     expect(listTables(a.doc).map((t) => t.name)).toContain('calcium_demo_rois');
     // The model saw the result (tables and counts) in the status tool's answer.
     const toolMessages = (suite.agent!.llm.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === "tool");
-    expect(toolMessages.at(-1)!.content).toContain('"tables"');
+    expect(toolMessages.at(-2)!.content).toContain('"tables"');
     expect(listMessages(a.doc).find((m) => m.id === run.replyId)!.text).toContain('calcium_demo_rois');
   }, 180_000);
 
