@@ -4,19 +4,7 @@ import { phaseCorrelator } from '../src/registration/phase-correlation.ts';
 import { registerMovie } from '../src/registration/register.ts';
 import { shiftFrame } from '../src/registration/shift.ts';
 import { movieSource } from '../src/types.ts';
-
-/** Seeded PRNG (mulberry32). */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const gaussian = (r: () => number) => Math.sqrt(-2 * Math.log(r() + 1e-12)) * Math.cos(2 * Math.PI * r());
+import { gaussian, rng } from './synthetic.ts';
 
 /** A textured scene: blobs of several sizes on a gradient (what a mean two-photon image looks like). */
 function scene(W: number, H: number, seed: number): Float32Array {
