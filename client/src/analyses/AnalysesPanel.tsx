@@ -153,6 +153,14 @@ function JobRow({ job, jobs, people }: { job: Job; jobs: Job[]; people: Array<{ 
           {job.error ?? 'stopped'}
         </div>
       )}
+      {job.kind === 'tiff-import' && job.status === 'done' && job.result && (
+        <div className="job-result" data-testid="job-import-result">
+          <span className="job-summary">
+            Imported as <strong>{String(job.result.dataset)}</strong> · {String(job.result.width)}×{String(job.result.height)} px · {String(job.result.frames)} frames
+            {typeof job.result.frameRate === 'number' ? ` at ${job.result.frameRate} Hz` : ''} — add it with <em>+ Layer</em>, or <em>Analyse</em> its movie there
+          </span>
+        </div>
+      )}
       {result && (
         <>
           <div className="job-result">

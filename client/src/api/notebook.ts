@@ -71,6 +71,37 @@ export interface UploadHandle {
   cancel(): void;
 }
 
+/** True for a file name the server imports as a recording (a multi-page TIFF), not a table. */
+export const isRecordingName = (name: string): boolean => /\.(tiff?|btf|tf8)$/i.test(name);
+
+/**
+ * Uploads a multi-page TIFF recording: the server stores it and imports it as a job everyone sees
+ * (Analyses); resolves with the dataset it will create.
+ */
+export function uploadRecording(token: string, workspaceId: string, file: File, onProgress: (fraction: number) => void): { done: Promise<{ job: string; dataset: string }>; cancel(): void } {
+  const xhr = new XMLHttpRequest();
+  const done = new Promise<{ job: string; dataset: string }>((resolve, reject) => {
+    xhr.open('POST', `${ws(workspaceId)}/recordings?name=${encodeURIComponent(file.name)}`);
+    xhr.setRequestHeader('Authorization', `Bearer ${token}`);
+    xhr.setRequestHeader('Content-Type', 'image/tiff');
+    xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    xhr.onload = () => {
+      let body: { job?: string; dataset?: string; error?: string; message?: string } = {};
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        // Not JSON: the generic message below.
+      }
+      if (xhr.status >= 200 && xhr.status < 300 && body.job && body.dataset) resolve({ job: body.job, dataset: body.dataset });
+      else reject(new ApiError(xhr.status, body.error ?? `http-${xhr.status}`, body.message ?? `Upload failed (${xhr.status})`));
+    };
+    xhr.onerror = () => reject(new ApiError(0, 'network', 'The upload was interrupted (network error or the server closed the connection).'));
+    xhr.onabort = () => reject(new ApiError(0, 'cancelled', 'Upload cancelled.'));
+    xhr.send(file);
+  });
+  return { done, cancel: () => xhr.abort() };
+}
+
 /**
  * Uploads a file as a table. `onProgress` gets the fraction sent (0…1). The promise rejects with
  * the server's ApiError (size cap, malformed file…) or an ApiError code `cancelled`.

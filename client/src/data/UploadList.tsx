@@ -18,6 +18,7 @@ export function UploadList() {
             {STATUS[u.status]}
             {u.status === 'uploading' ? ` ${Math.round(u.progress * 100)}%` : ''}
             {u.table ? ` as ${u.table}` : ''}
+            {u.dataset ? ` → recording ${u.dataset} (importing: see Analyses)` : ''}
           </span>
           {u.status === 'uploading' || u.status === 'processing' ? (
             <button className="btn btn-small" data-testid="upload-cancel" onClick={() => cancel(u.id)}>

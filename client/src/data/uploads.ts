@@ -7,7 +7,7 @@
 import { create } from 'zustand';
 import { randomId } from '@plexus/shared';
 import { ApiError } from '../api/http.ts';
-import { uploadTable } from '../api/notebook.ts';
+import { isRecordingName, uploadRecording, uploadTable } from '../api/notebook.ts';
 import { useLocalUser } from '../state/user.ts';
 
 export interface Upload {
@@ -18,10 +18,12 @@ export interface Upload {
   status: 'uploading' | 'processing' | 'done' | 'error' | 'cancelled';
   error?: string;
   table?: string;
+  /** A recording (TIFF): the dataset its import job creates in the viewer's volumes. */
+  dataset?: string;
 }
 
 /** File types the server imports (the server decides; this only filters drops of other files). */
-export const UPLOAD_ACCEPT = '.csv,.tsv,.txt,.parquet,.json,.jsonl,.ndjson,.gz';
+export const UPLOAD_ACCEPT = '.csv,.tsv,.txt,.parquet,.json,.jsonl,.ndjson,.gz,.tif,.tiff,.btf';
 
 const cancels = new Map<string, () => void>();
 
@@ -39,6 +41,19 @@ export const useUploads = create<UploadStore>((set, get) => {
     start(token, workspaceId, file) {
       const id = randomId();
       set({ uploads: [...get().uploads, { id, fileName: file.name, progress: 0, status: 'uploading' }] });
+      if (isRecordingName(file.name)) {
+        // A recording: stored, then imported as a job everyone follows in Analyses.
+        const r = uploadRecording(token, workspaceId, file, (f) => patch(id, { progress: f, status: f >= 1 ? 'processing' : 'uploading' }));
+        cancels.set(id, r.cancel);
+        r.done.then(
+          ({ dataset }) => patch(id, { status: 'done', progress: 1, dataset }),
+          (e: unknown) => {
+            const err = e instanceof ApiError ? e : new ApiError(0, 'unknown', String(e));
+            patch(id, err.code === 'cancelled' ? { status: 'cancelled' } : { status: 'error', error: err.message });
+          },
+        ).finally(() => cancels.delete(id));
+        return id;
+      }
       // Once every byte is sent the server still parses and imports the file.
       const h = uploadTable(token, workspaceId, file, (f) => patch(id, { progress: f, status: f >= 1 ? 'processing' : 'uploading' }), useLocalUser.getState().user.name);
       cancels.set(id, h.cancel);
