@@ -9,20 +9,19 @@
  * `_shifts`, replaced by a re-run so dependent SQL cells re-run), and its ROI layer is added to the
  * viewer. Effects: processes, files, document writes (server origin).
  */
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { addLayer, createJob, listJobs, layerForServedVolume, readJob, serverOrigin, updateJob, type Job, type JobRequester } from '@plexus/shared';
+import { addLayer, createJob, listJobs, layerForServedVolume, serverOrigin, updateJob, type Job, type JobRequester } from '@plexus/shared';
 import type * as Y from 'yjs';
 import type { Logger } from '../log.ts';
 import { checkSegment, type Volumes } from '../volumes/volume-store.ts';
 import { readMeta, type LayerMeta } from '../volumes/meta.ts';
 import type { CalciumJobSpec } from './calcium-job-main.ts';
 import { RESULT_TABLES } from './calcium-results.ts';
-import { JobError, outOfMemory, runJobProcess } from './job-runner.ts';
+import { JobError, JobSlots, outOfMemory, runJobProcess, type JobSlot } from './job-runner.ts';
 
 /** Parameters a person, a cell or the agent may give (validated; defaults come from the recording). */
 export const calciumParamsSchema = z.strictObject({
@@ -65,24 +64,29 @@ export interface CalciumJobsOptions {
 
 export { JobError, isJobError } from './job-runner.ts';
 
-interface Running {
+interface Queued {
   ws: string;
   id: string;
-  child: ChildProcess | null;
-  stopped: string | null;
+  spec: CalciumJobSpec;
+  prefix: string;
+  by: JobRequester;
 }
 
 const MAIN = fileURLToPath(new URL('./calcium-job-main.ts', import.meta.url));
 
 export class CalciumJobs {
-  private readonly queue: Array<{ ws: string; id: string; spec: CalciumJobSpec; prefix: string; by: JobRequester }> = [];
-  private readonly running = new Map<string, Running>();
+  private readonly slots: JobSlots<Queued>;
   private readonly workDir: string;
   private readonly cacheDir: string;
-  private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(private readonly opts: CalciumJobsOptions) {
+    this.slots = new JobSlots<Queued>({
+      concurrent: opts.limits.concurrent,
+      live: opts.live,
+      run: (job, slot) => this.run(job, slot),
+      dropped: (job, reason) => this.finish(job.ws, job.id, { status: 'stopped', error: reason }),
+    });
     this.workDir = path.join(opts.dataDir, 'jobs');
     this.cacheDir = path.join(opts.dataDir, 'analysis-cache');
     // Work directories of jobs a crash interrupted: nothing of them may remain.
@@ -134,72 +138,27 @@ export class CalciumJobs {
     const spec: CalciumJobSpec = { layerDir, source, title, frameRate, params: { ...params, frameRate }, outDir: path.join(dir, 'out'), registrationCache: path.join(this.cacheDir, `${cacheKey}.registration`) };
     fs.mkdirSync(spec.outDir);
     const prefix = input.dataset.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').replace(/^(?=[0-9])/, 't_').slice(0, 40) || 'calcium';
-    this.queue.push({ ws, id, spec, prefix, by });
-    this.pump();
-    this.watchStops();
+    this.slots.add({ ws, id, spec, prefix, by });
     return id;
   }
 
   /** Stops a job (queued or running); false when it is not running here. */
   stop(ws: string, id: string, reason: string): boolean {
-    const q = this.queue.findIndex((j) => j.ws === ws && j.id === id);
-    if (q >= 0) {
-      this.queue.splice(q, 1);
-      void this.finish(ws, id, { status: 'stopped', error: reason });
-      return true;
-    }
-    const r = this.running.get(id);
-    if (!r || r.ws !== ws) return false;
-    r.stopped = reason;
-    r.child?.kill('SIGTERM');
-    return true;
+    return this.slots.stop(ws, id, reason);
   }
 
   /** Jobs running or queued (for tests and status). */
   active(): string[] {
-    return [...this.running.keys(), ...this.queue.map((j) => j.id)];
+    return this.slots.active();
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
-    for (const j of this.queue.splice(0)) await this.finish(j.ws, j.id, { status: 'stopped', error: 'the server stopped' }).catch(() => {});
-    for (const r of this.running.values()) {
-      r.stopped = 'the server stopped';
-      r.child?.kill('SIGTERM');
-    }
+    await this.slots.close();
   }
 
-  /** Polls the live documents of running jobs for stop signals (people write them; nothing else wakes us). */
-  private watchStops(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      const all = [...this.running.values(), ...this.queue.map((q) => ({ ws: q.ws, id: q.id }))];
-      if (!all.length) {
-        clearInterval(this.timer!);
-        this.timer = null;
-        return;
-      }
-      for (const j of all) {
-        const doc = this.opts.live(j.ws);
-        const stop = doc ? readJob(doc, j.id)?.stop : null;
-        if (stop) this.stop(j.ws, j.id, `stopped by ${stop.name ?? stop.by}`);
-      }
-    }, 300);
-    this.timer.unref();
-  }
-
-  private pump(): void {
-    while (this.running.size < this.opts.limits.concurrent && this.queue.length) {
-      const job = this.queue.shift()!;
-      void this.run(job);
-    }
-  }
-
-  private async run(job: { ws: string; id: string; spec: CalciumJobSpec; prefix: string; by: JobRequester }): Promise<void> {
+  private async run(job: Queued, r: JobSlot): Promise<void> {
     const { ws, id, spec } = job;
-    const r: Running = { ws, id, child: null, stopped: null };
-    this.running.set(id, r);
     const dir = path.join(this.workDir, id);
     const started = Date.now();
     try {
@@ -245,9 +204,7 @@ export class CalciumJobs {
       this.opts.log.error('calcium job failed', { ws, job: id, err: e });
       await this.finish(ws, id, { status: 'error', error: e instanceof Error ? e.message : String(e) }).catch(() => {});
     } finally {
-      this.running.delete(id);
       fs.rmSync(dir, { recursive: true, force: true });
-      this.pump();
     }
   }
 

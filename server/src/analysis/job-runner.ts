@@ -9,7 +9,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import type { JobProgress } from '@plexus/shared';
+import { readJob, type JobProgress } from '@plexus/shared';
+import type * as Y from 'yjs';
 
 /** A request to start or stop a job that is refused: an HTTP status, a code and a message for the person. */
 export class JobError extends Error {
@@ -124,4 +125,102 @@ function hasNice(): boolean {
     }
   }
   return niceWorks;
+}
+
+/** A job that holds a slot: its process once started, and why it was stopped (null while not). */
+export interface JobSlot {
+  ws: string;
+  id: string;
+  child: ChildProcess | null;
+  stopped: string | null;
+}
+
+/**
+ * The queue and running slots of one kind of job, shared by analyses and imports: at most
+ * `concurrent` run at once, others wait in order; a stop ends a queued job at once (`dropped`) or
+ * signals a running one's process; stop signals people write in the live documents are polled
+ * while any job is queued or running.
+ */
+export class JobSlots<Q extends { ws: string; id: string }> {
+  private readonly queue: Q[] = [];
+  private readonly running = new Map<string, JobSlot>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly o: {
+      concurrent: number;
+      live: (ws: string) => Y.Doc | null;
+      /** Runs a job in its slot (the slot is freed when this settles). */
+      run: (job: Q, slot: JobSlot) => Promise<void>;
+      /** Ends a job stopped before it ran. */
+      dropped: (job: Q, reason: string) => Promise<void>;
+    },
+  ) {}
+
+  /** Queues a job; it starts when a slot is free. */
+  add(job: Q): void {
+    this.queue.push(job);
+    this.pump();
+    this.watchStops();
+  }
+
+  /** Stops a job (queued or running); false when it is not here. */
+  stop(ws: string, id: string, reason: string): boolean {
+    const q = this.queue.findIndex((j) => j.ws === ws && j.id === id);
+    if (q >= 0) {
+      const [job] = this.queue.splice(q, 1);
+      void this.o.dropped(job!, reason).catch(() => {});
+      return true;
+    }
+    const r = this.running.get(id);
+    if (!r || r.ws !== ws) return false;
+    r.stopped = reason;
+    r.child?.kill('SIGTERM');
+    return true;
+  }
+
+  /** Jobs running or queued. */
+  active(): string[] {
+    return [...this.running.keys(), ...this.queue.map((j) => j.id)];
+  }
+
+  /** Ends queued jobs and stops running ones (server shutdown). */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    for (const j of this.queue.splice(0)) await this.o.dropped(j, 'the server stopped').catch(() => {});
+    for (const r of this.running.values()) {
+      r.stopped = 'the server stopped';
+      r.child?.kill('SIGTERM');
+    }
+  }
+
+  private pump(): void {
+    while (this.running.size < this.o.concurrent && this.queue.length) {
+      const job = this.queue.shift()!;
+      const slot: JobSlot = { ws: job.ws, id: job.id, child: null, stopped: null };
+      this.running.set(job.id, slot);
+      void this.o.run(job, slot).finally(() => {
+        this.running.delete(job.id);
+        this.pump();
+      });
+    }
+  }
+
+  private watchStops(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      const all = [...this.running.values(), ...this.queue];
+      if (!all.length) {
+        clearInterval(this.timer!);
+        this.timer = null;
+        return;
+      }
+      for (const j of all) {
+        const doc = this.o.live(j.ws);
+        const stop = doc ? readJob(doc, j.id)?.stop : null;
+        if (stop) this.stop(j.ws, j.id, `stopped by ${stop.name ?? stop.by}`);
+      }
+    }, 300);
+    this.timer.unref();
+  }
 }

@@ -10,18 +10,17 @@
  * and a failed or stopped import leaves no dataset directory behind, not even a hidden one.
  * Effects: files, processes, document writes (server origin).
  */
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { createJob, readJob, serverOrigin, updateJob, type Job, type JobRequester } from '@plexus/shared';
+import { createJob, serverOrigin, updateJob, type Job, type JobRequester } from '@plexus/shared';
 import type * as Y from 'yjs';
 import type { Logger } from '../log.ts';
 import type { Volumes } from '../volumes/volume-store.ts';
-import { JobError, outOfMemory, runJobProcess, type JobProcessLimits } from './job-runner.ts';
+import { JobError, JobSlots, outOfMemory, runJobProcess, type JobProcessLimits, type JobSlot } from './job-runner.ts';
 import type { TiffImportSpec } from './tiff-import-main.ts';
 import type { TiffImportResult } from './tiff-import.ts';
 
@@ -68,13 +67,6 @@ interface Queued {
   settle: () => void;
 }
 
-interface Running {
-  ws: string;
-  id: string;
-  child: ChildProcess | null;
-  stopped: string | null;
-}
-
 const MAIN = fileURLToPath(new URL('./tiff-import-main.ts', import.meta.url));
 const origin = () => serverOrigin('tiff-import');
 
@@ -108,14 +100,21 @@ const size = (bytes: number) => (bytes >= 2 ** 30 ? `${+(bytes / 2 ** 30).toFixe
 export class TiffImports {
   /** Where uploads wait for their import (`<dataDir>/jobs/uploads-tmp`). */
   readonly uploadDir: string;
-  private readonly queue: Queued[] = [];
-  private readonly running = new Map<string, Running>();
+  private readonly slots: JobSlots<Queued>;
   /** Dataset names given to imports not yet ended. */
   private readonly reserved = new Set<string>();
-  private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(private readonly opts: TiffImportsOptions) {
+    this.slots = new JobSlots<Queued>({
+      concurrent: opts.limits.concurrent,
+      live: opts.live,
+      run: (job, slot) => this.run(job, slot),
+      dropped: async (job, reason) => {
+        this.release(job, false);
+        await this.finish(job.ws, job.id, { status: 'stopped', error: reason });
+      },
+    });
     this.uploadDir = path.join(opts.dataDir, 'jobs', 'uploads-tmp');
     // Uploads and specs of imports a crash interrupted: nothing of them may remain.
     fs.rmSync(this.uploadDir, { recursive: true, force: true });
@@ -171,9 +170,7 @@ export class TiffImports {
       let settle!: () => void;
       this.opts.volumes.track(dataset, new Promise<void>((resolve) => (settle = resolve)));
       const spec: TiffImportSpec = { file: tempFile, volumesDir: this.opts.volumes.root, dataset, sourceName: fileName, ...params };
-      this.queue.push({ ws, id, spec, settle });
-      this.pump();
-      this.watchStops();
+      this.slots.add({ ws, id, spec, settle });
       return { job: id, dataset };
     } catch (e) {
       if (dataset !== null) this.reserved.delete(dataset);
@@ -184,37 +181,19 @@ export class TiffImports {
 
   /** Stops an import (queued or running); false when it is not running here. */
   stop(ws: string, id: string, reason: string): boolean {
-    const q = this.queue.findIndex((j) => j.ws === ws && j.id === id);
-    if (q >= 0) {
-      const [job] = this.queue.splice(q, 1);
-      this.release(job!, false);
-      void this.finish(ws, id, { status: 'stopped', error: reason }).catch(() => {});
-      return true;
-    }
-    const r = this.running.get(id);
-    if (!r || r.ws !== ws) return false;
-    r.stopped = reason;
-    r.child?.kill('SIGTERM');
-    return true;
+    return this.slots.stop(ws, id, reason);
   }
 
   /** Imports running or queued (for tests and status). */
   active(): string[] {
-    return [...this.running.keys(), ...this.queue.map((j) => j.id)];
+    return this.slots.active();
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
-    for (const j of this.queue.splice(0)) {
-      this.release(j, false);
-      await this.finish(j.ws, j.id, { status: 'stopped', error: 'the server stopped' }).catch(() => {});
-    }
-    for (const r of this.running.values()) {
-      r.stopped = 'the server stopped';
-      r.child?.kill('SIGTERM');
-    }
+    await this.slots.close();
   }
+
 
   /** Reserves the dataset name: the one asked for (409 if taken), else one made from the file name. */
   private reserve(fileName: string, wanted: string | undefined): string {
@@ -257,39 +236,13 @@ export class TiffImports {
     job.settle();
   }
 
-  /** Polls the live documents of imports for stop signals (people write them; nothing else wakes us). */
-  private watchStops(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      const all = [...this.running.values(), ...this.queue];
-      if (!all.length) {
-        clearInterval(this.timer!);
-        this.timer = null;
-        return;
-      }
-      for (const j of all) {
-        const doc = this.opts.live(j.ws);
-        const stop = doc ? readJob(doc, j.id)?.stop : null;
-        if (stop) this.stop(j.ws, j.id, `stopped by ${stop.name ?? stop.by}`);
-      }
-    }, 300);
-    this.timer.unref();
-  }
-
-  private pump(): void {
-    while (this.running.size < this.opts.limits.concurrent && this.queue.length) void this.run(this.queue.shift()!);
-  }
-
-  private async run(job: Queued): Promise<void> {
+  private async run(job: Queued, r: JobSlot): Promise<void> {
     const { ws, id, spec } = job;
-    const r: Running = { ws, id, child: null, stopped: null };
-    this.running.set(id, r);
     const specFile = `${spec.file}.spec.json`;
     let released = false;
     const release = (succeeded: boolean, pid?: number) => {
       if (released) return;
       released = true;
-      this.running.delete(id);
       fs.rmSync(specFile, { force: true });
       this.release(job, succeeded, pid);
     };
@@ -322,7 +275,6 @@ export class TiffImports {
       await this.finish(ws, id, { status: 'error', error: this.forPerson(e instanceof Error ? e.message : String(e), spec) }).catch(() => {});
     } finally {
       release(false);
-      this.pump();
     }
   }
 
