@@ -35,21 +35,21 @@ const answer = (page: Page, runId: string) => page.locator(`[data-testid="chat-m
 
 test('both people watch the answer stream and the agent’s cell appear and run', async ({ plexus, actor }) => {
   const { alice, bob } = await aliceAndBob(plexus, actor, `agent live ${uniq()}`, []);
-  for (const p of [alice.page, bob.page]) await expect(p.getByTestId('agent-ready')).toBeVisible({ timeout: 15_000 });
+  for (const p of [alice.page, bob.page]) await expect(p.getByTestId('agent-ready')).toBeVisible({ timeout: 60_000 });
   await alice.page.getByTestId('agent-mode-direct').click();
   await expect(bob.page.getByTestId('agent-mode')).toHaveAttribute('data-mode', 'direct');
   const runId = await ask(alice.page, 'what is the total of 3, 4 and 5?');
   // Bob watches the answer grow: he sees a part of it before it is complete.
   const atBob = answer(bob.page, runId);
-  await expect(atBob).toContainText('I will add it up', { timeout: 20_000 });
+  await expect(atBob).toContainText('I will add it up', { timeout: 60_000 });
   const partial = (await atBob.locator('.chat-text').textContent()) ?? '';
   expect(partial).not.toContain('The total is');
   // The agent's cell appears for both, runs on the kernel, and its output reaches both.
   for (const p of [alice.page, bob.page]) {
-    await expect.poll(async () => (await docCellIds(p)).length, { timeout: 20_000 }).toBe(1);
+    await expect.poll(async () => (await docCellIds(p)).length, { timeout: 60_000 }).toBe(1);
     const [cell] = await docCellIds(p);
-    await expect(output(p, cell!, 'output-text')).toHaveText('12', { timeout: 20_000 });
-    await expect(answer(p, runId)).toContainText('The total is 12', { timeout: 20_000 });
+    await expect(output(p, cell!, 'output-text')).toHaveText('12', { timeout: 60_000 });
+    await expect(answer(p, runId)).toContainText('The total is 12', { timeout: 60_000 });
     await expect(answer(p, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', 'done');
     await expect(answer(p, runId).getByTestId('agent-activity')).toHaveCount(2);
   }
@@ -60,23 +60,23 @@ test('both people watch the answer stream and the agent’s cell appear and run'
 
 test('default mode (propose): the agent waits for Alice’s Accept, runs the cell it proposed and reports its result; Bob watches', async ({ plexus, actor }) => {
   const { alice, bob } = await aliceAndBob(plexus, actor, `agent propose ${uniq()}`, []);
-  await expect(alice.page.getByTestId('agent-ready')).toBeVisible({ timeout: 15_000 });
+  await expect(alice.page.getByTestId('agent-ready')).toBeVisible({ timeout: 60_000 });
   // A new workspace is in propose mode: nobody chose it.
   for (const p of [alice.page, bob.page]) await expect(p.getByTestId('agent-mode')).toHaveAttribute('data-mode', 'propose');
   const runId = await ask(alice.page, 'what is the total of 3, 4 and 5?');
   const card = (p: Page) => p.getByTestId('agent-proposal').last();
-  await expect(card(bob.page)).toBeVisible({ timeout: 20_000 });
+  await expect(card(bob.page)).toBeVisible({ timeout: 60_000 });
   await expect(card(bob.page).getByTestId('proposal-source')).toContainText('reduce');
   expect(await docCellIds(bob.page)).toEqual([]);
   // The run shows everyone that it waits for a person, and claims nothing meanwhile.
-  await expect(answer(bob.page, runId).getByTestId('agent-activity').last()).toContainText('waiting for a person to Accept', { timeout: 20_000 });
+  await expect(answer(bob.page, runId).getByTestId('agent-activity').last()).toContainText('waiting for a person to Accept', { timeout: 60_000 });
   await expect(answer(bob.page, runId)).not.toContainText('The total is');
   await card(alice.page).getByTestId('proposal-accept').click();
   await expect(card(bob.page).getByTestId('proposal-outcome')).toContainText('Accepted by Alice');
   for (const p of [alice.page, bob.page]) {
     await expect.poll(async () => (await docCellIds(p)).length).toBe(1);
     const [cell] = await docCellIds(p);
-    await expect(output(p, cell!, 'output-text')).toHaveText('12', { timeout: 20_000 });
+    await expect(output(p, cell!, 'output-text')).toHaveText('12', { timeout: 60_000 });
     await expect(answer(p, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', 'done', { timeout: 30_000 });
     await expect(answer(p, runId)).toContainText('The total is 12');
     await expect(answer(p, runId)).not.toContainText('Not verified');
@@ -85,10 +85,10 @@ test('default mode (propose): the agent waits for Alice’s Accept, runs the cel
 
 test('Bob dismisses the proposed cell: the agent says it has no result instead of inventing one', async ({ plexus, actor }) => {
   const { alice, bob } = await aliceAndBob(plexus, actor, `agent dismiss ${uniq()}`, []);
-  await expect(alice.page.getByTestId('agent-ready')).toBeVisible({ timeout: 15_000 });
+  await expect(alice.page.getByTestId('agent-ready')).toBeVisible({ timeout: 60_000 });
   const runId = await ask(alice.page, 'what is the total of 3, 4 and 5?');
   const card = bob.page.getByTestId('agent-proposal').last();
-  await expect(card).toBeVisible({ timeout: 20_000 });
+  await expect(card).toBeVisible({ timeout: 60_000 });
   await card.getByTestId('proposal-dismiss').click();
   for (const p of [alice.page, bob.page]) {
     await expect(answer(p, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', 'done', { timeout: 30_000 });
@@ -100,13 +100,13 @@ test('Bob dismisses the proposed cell: the agent says it has no result instead o
 
 test('Bob stops a run Alice started', async ({ plexus, actor }) => {
   const { alice, bob } = await aliceAndBob(plexus, actor, `agent stop ${uniq()}`, []);
-  await expect(alice.page.getByTestId('agent-ready')).toBeVisible({ timeout: 15_000 });
+  await expect(alice.page.getByTestId('agent-ready')).toBeVisible({ timeout: 60_000 });
   const runId = await ask(alice.page, 'write an essay on calcium imaging');
   const atBob = answer(bob.page, runId);
-  await expect(atBob).toContainText('Calcium imaging records', { timeout: 20_000 });
+  await expect(atBob).toContainText('Calcium imaging records', { timeout: 60_000 });
   await atBob.getByTestId('agent-run-stop').click();
   for (const p of [alice.page, bob.page]) {
-    await expect(answer(p, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', 'stopped', { timeout: 5000 });
+    await expect(answer(p, runId).getByTestId('agent-run-status')).toHaveAttribute('data-status', 'stopped', { timeout: 60_000 });
     await expect(answer(p, runId)).toContainText('stopped by Bob');
   }
   // Nothing more is written after the stop.

@@ -63,7 +63,7 @@ test('Alice analyses the demo movie; Bob follows it, gets the ROI layer, and see
   // Alice: + Layer → Analyse on the movie (the other layers are no movies: no Analyse there).
   await alice.page.getByTestId('viewer-add-layer').click();
   const menu = alice.page.getByTestId('viewer-add-layer-menu');
-  await expect(menu.locator('[data-testid="viewer-add-volume"][data-layer="calcium-demo/movie"]')).toBeVisible({ timeout: 20_000 });
+  await expect(menu.locator('[data-testid="viewer-add-volume"][data-layer="calcium-demo/movie"]')).toBeVisible({ timeout: 60_000 });
   await expect(menu.locator('[data-testid="viewer-analyse"][data-layer="calcium-demo/labels"]')).toHaveCount(0);
   await menu.locator('[data-testid="viewer-analyse"][data-layer="calcium-demo/movie"]').click();
   // Her panel opens by itself on the new job.

@@ -46,7 +46,7 @@ test('an SQL cell over a dropped CSV renders a table; JS cells draw charts from 
   for (const [id, format] of [[vl, 'vega-lite'], [pl, 'plot']] as const) {
     const chart = output(bob.page, id, 'output-chart');
     await expect(chart).toHaveAttribute('data-format', format);
-    await expect(chart).toHaveAttribute('data-rendered', 'true', { timeout: 20_000 });
+    await expect(chart).toHaveAttribute('data-rendered', 'true', { timeout: 60_000 });
     await expect(chart.getByTestId('chart-error')).toHaveCount(0);
     // One mark per row: 100 points.
     await expect(chart.locator('svg').first()).toBeVisible();

@@ -31,5 +31,5 @@ test('a TIFF recording dropped by Alice is imported as a job Bob sees finish; it
   await expect(job.getByTestId('job-import-result')).toContainText('40 frames at 20 Hz');
   // Its movie is among the volumes Bob can add (and analyse).
   await bob.page.getByTestId('viewer-add-layer').click();
-  await expect(bob.page.locator(`[data-testid="viewer-add-volume"][data-layer="${dataset}/movie"]`)).toBeVisible({ timeout: 20_000 });
+  await expect(bob.page.locator(`[data-testid="viewer-add-volume"][data-layer="${dataset}/movie"]`)).toBeVisible({ timeout: 60_000 });
 });

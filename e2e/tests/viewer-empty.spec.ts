@@ -17,7 +17,7 @@ test('an empty viewer offers the server’s volumes; one click adds a layer for 
   for (const p of [alice.page, bob.page, victor.page]) await expect(p.getByTestId('viewer-empty')).toContainText('No layers in the viewer yet');
   await expect(victor.page.getByTestId('viewer-empty-add')).toHaveCount(0);
   const add = alice.page.getByTestId('viewer-empty-add');
-  await expect(add.first()).toBeVisible({ timeout: 20_000 });
+  await expect(add.first()).toBeVisible({ timeout: 60_000 });
   const label = (await add.first().textContent())!.replace('+', '').trim();
   await add.first().click();
   // The layer is in the shared state, and the hint is gone for everyone.

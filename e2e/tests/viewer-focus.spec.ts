@@ -34,7 +34,7 @@ test('typing with the pointer over the viewer never reaches Neuroglancer until t
   const alice = await actor(ALICE);
   await openWorkspace(alice.page, plexus, workspace.id);
   // A layer first (an empty viewer shows its hint over Neuroglancer).
-  await alice.page.getByTestId('viewer-empty-add').first().click({ timeout: 20_000 });
+  await alice.page.getByTestId('viewer-empty-add').first().click({ timeout: 60_000 });
   await expect(alice.page.getByTestId('viewer-empty')).toHaveCount(0);
   await openWorkspace(victor.page, plexus, workspace.id, viewLink.token);
   await expect(victor.page.getByTestId('viewer-empty')).toHaveCount(0);

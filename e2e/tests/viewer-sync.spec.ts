@@ -22,7 +22,7 @@ test('alice changes the movie LUT and adds an annotation; bob sees both, in stat
     const same = next.equals(before);
     before = next;
     return same;
-  }, { timeout: 20_000, intervals: [500] }).toBe(true);
+  }, { timeout: 60_000, intervals: [500] }).toBe(true);
 
   // Alice narrows the movie's LUT the way the invlerp widget does: on the layer's control state.
   await alice.page.evaluate(() => {
@@ -48,7 +48,7 @@ test('alice changes the movie LUT and adds an annotation; bob sees both, in stat
   expect(movie(await docState(bob.page)).shaderControls.normalized.range).toEqual([100, 140]);
   expect(rois(await docState(bob.page)).map((a: any) => a.id)).toEqual([added.id]);
   // …and his canvas shows them.
-  await expect.poll(async () => (await viewerCanvas(bob.page).screenshot()).equals(before), { timeout: 15_000 }).toBe(false);
+  await expect.poll(async () => (await viewerCanvas(bob.page).screenshot()).equals(before), { timeout: 60_000 }).toBe(false);
 });
 
 test('adding a served volume from the menu: bob gets the layer, with a portable source and a time axis', async ({ plexus, actor }) => {

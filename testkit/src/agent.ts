@@ -103,7 +103,7 @@ export function ask(doc: Y.Doc, text: string, who = alice, origin = aliceOrigin)
 export const ended = (r: RunView | null) => !!r && (r.status === 'done' || r.status === 'stopped' || r.status === 'error');
 
 /** Waits for the run to end (as Alice's replica sees it). */
-export function waitRunEnd(doc: Y.Doc, runId: string, timeout = 30_000): Promise<RunView> {
+export function waitRunEnd(doc: Y.Doc, runId: string, timeout = 90_000): Promise<RunView> {
   return waitFor(() => {
     const r = getRun(doc, runId);
     return ended(r) ? r : null;

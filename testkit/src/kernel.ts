@@ -43,7 +43,7 @@ export function kernelOf(server: PlexusServer, ws: string): WorkspaceKernel {
 
 /** Waits until the workspace's kernel has nothing running or queued (read in-process, not from a possibly older status). */
 export function kernelIdle(server: PlexusServer, ws: string): Promise<unknown> {
-  return waitFor(() => !kernelOf(server, ws).busy, { message: 'kernel idle', timeout: 20_000 });
+  return waitFor(() => !kernelOf(server, ws).busy, { message: 'kernel idle', timeout: 60_000 });
 }
 
 /** Creates a workspace and returns its id. */
@@ -58,7 +58,7 @@ export async function client(server: PlexusServer, ws: string, clients: HpClient
   const c = hocuspocusClient(server.url, ws, server.ownerToken);
   clients.push(c);
   await c.synced;
-  await waitFor(() => readKernelStatus(c.doc).state !== 'offline', { message: 'kernel online', timeout: 20_000 });
+  await waitFor(() => readKernelStatus(c.doc).state !== 'offline', { message: 'kernel online', timeout: 60_000 });
   return c;
 }
 

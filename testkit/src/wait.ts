@@ -1,9 +1,13 @@
-/** Waiting on conditions (polling), for tests and benchmarks. Not a timing device: tests wait for states. */
+/**
+ * Waiting on conditions (polling), for tests and benchmarks. Not a timing device: tests wait for
+ * states. The default limits only catch hangs, so they are generous: a 2-core machine under
+ * stress-ng stretches a quiet second several times.
+ */
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it returns a truthy value (or stops throwing); fails after `timeout` ms. Returns the value. */
-export async function waitFor<T>(fn: () => T | Promise<T>, { timeout = 10_000, interval = 10, message = 'condition' } = {}): Promise<T> {
+export async function waitFor<T>(fn: () => T | Promise<T>, { timeout = 30_000, interval = 10, message = 'condition' } = {}): Promise<T> {
   const end = Date.now() + timeout;
   let last: unknown;
   for (;;) {
@@ -20,7 +24,7 @@ export async function waitFor<T>(fn: () => T | Promise<T>, { timeout = 10_000, i
 }
 
 /** Resolves when `pred` holds, polling every `interval` ms; rejects after `timeout` ms (a throw in `pred` rejects at once). */
-export async function until(pred: () => boolean, timeout = 10_000, interval = 5, what = 'condition'): Promise<void> {
+export async function until(pred: () => boolean, timeout = 30_000, interval = 5, what = 'condition'): Promise<void> {
   const end = Date.now() + timeout;
   while (!pred()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -33,7 +33,7 @@ const liar = (afterHint: string | null) => ({
 
 /** Waits until the run's run_cell shows it is waiting for a person; returns the pending proposal's id. */
 async function waitingForDecision(doc: Parameters<typeof getRun>[0], runId: string): Promise<string> {
-  await waitFor(() => (getRun(doc, runId)?.activity.some((x) => x.tool === 'run_cell' && x.status === 'running' && /waiting for a person to Accept/.test(x.summary)) ? true : null), { timeout: 20_000 });
+  await waitFor(() => (getRun(doc, runId)?.activity.some((x) => x.tool === 'run_cell' && x.status === 'running' && /waiting for a person to Accept/.test(x.summary)) ? true : null), { timeout: 60_000 });
   const [p] = pendingProposals(doc);
   expect(p!.proposal.action.type).toBe('create_cell');
   return p!.messageId;

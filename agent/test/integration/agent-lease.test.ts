@@ -64,7 +64,13 @@ describe('one agent runner per workspace', () => {
     (holder.peer as unknown as { provider: { destroy(): void } }).provider.destroy();
     await holder.llm.close();
     expect(standby.peer.holdsLease).toBe(false);
-    ctx.server.agentLeases.expire(ws);
+    // The lease runs out. A renewal the holder sent just before it crashed may still reach the
+    // server after that (seen under load: it renewed the lease for its whole term and the standby
+    // waited forever), so the lease is expired until the standby has it.
+    await waitFor(() => {
+      if (ctx.server.agentLeases.holder(ws) !== standby.peer.runner) ctx.server.agentLeases.expire(ws);
+      return standby.peer.holdsLease;
+    }, { message: 'the standby to take the lease' });
     await standby.peer.whenHolding();
     const failed = await waitRunEnd(a.doc, hanging);
     expect(failed.status).toBe('error');

@@ -40,7 +40,7 @@ describe('agent safety (an obedient model)', () => {
   it('planted instructions cannot write or read files, reach outside addresses, or delete without a person', async () => {
     const { ws, a } = await workspace('direct');
     await upload(ws, 'rois.csv', 'id,centroid_x,centroid_y,snr\n1,10,20,3.5\n2,30,40,1.2\n');
-    await waitFor(() => (listTables(a.doc).length === 1 ? true : null), { timeout: 20_000 });
+    await waitFor(() => (listTables(a.doc).length === 1 ? true : null), { timeout: 60_000 });
     const tableDir = ctx.server.kernels!.tablesDir(ws);
     const before = Object.fromEntries(fs.readdirSync(tableDir).map((f) => [f, fs.readFileSync(path.join(tableDir, f)).toString('base64')]));
     const stolen = path.join(ctx.server.config.dataDir, 'pwned.csv');

@@ -36,7 +36,7 @@ describe('agent and server restarts', () => {
     cleanups.push(() => peer.close());
     await peer.start();
     const runId = ask(alice.doc, 'count');
-    await waitFor(() => ((listMessages(alice.doc).find((m) => m.id === getRun(alice.doc, runId)?.replyId)?.text.length ?? 0) > 30 ? true : null), { timeout: 10_000 });
+    await waitFor(() => ((listMessages(alice.doc).find((m) => m.id === getRun(alice.doc, runId)?.replyId)?.text.length ?? 0) > 30 ? true : null), { timeout: 60_000 });
     const closesBefore = alice.closes.length;
     await server.kill('SIGKILL');
     // Restart once the peers have seen the connection drop (a state, not 400 ms).
@@ -45,12 +45,12 @@ describe('agent and server restarts', () => {
     const run = await waitRunEnd(alice.doc, runId, 30_000);
     expect(run.status).toBe('done');
     const answer = 'tick '.repeat(120);
-    await waitFor(() => (listMessages(alice.doc).find((m) => m.id === run.replyId)?.text === answer ? true : null), { timeout: 10_000, message: 'the whole answer on Alice' });
+    await waitFor(() => (listMessages(alice.doc).find((m) => m.id === run.replyId)?.text === answer ? true : null), { timeout: 60_000, message: 'the whole answer on Alice' });
     // A fresh client of the restarted server reads the whole answer: it reached the server's store.
     const fresh = hocuspocusClient(server.url, ws, server.ownerToken);
     cleanups.push(() => fresh.destroy());
     await fresh.synced;
-    await waitFor(() => (listMessages(fresh.doc).find((m) => m.id === run.replyId)?.text === answer ? true : null), { timeout: 10_000, message: 'the whole answer on the server' });
+    await waitFor(() => (listMessages(fresh.doc).find((m) => m.id === run.replyId)?.text === answer ? true : null), { timeout: 60_000, message: 'the whole answer on the server' });
     expect(getRun(fresh.doc, runId)!.status).toBe('done');
   }, 60_000);
 });

@@ -45,7 +45,7 @@ describe('storage faults', () => {
     if (liveNow) expect(Buffer.from(Y.encodeStateAsUpdate(liveNow)).equals(before)).toBe(true);
     failing = false;
     // The provider reconnects and its sync step re-sends the change.
-    await waitFor(() => listCells(storedDoc(s, id)).some((c) => cellSource(c) === 'survives a full disk'), { timeout: 15_000, message: 'resent and stored' });
+    await waitFor(() => listCells(storedDoc(s, id)).some((c) => cellSource(c) === 'survives a full disk'), { timeout: 60_000, message: 'resent and stored' });
   });
 
   it('a server-side change while storage fails stays in memory, the document is not unloaded, and it is stored on retry', async () => {
@@ -76,7 +76,7 @@ describe('storage faults', () => {
     await waitFor(() => unloadTries > 0, { message: 'an unload attempt' });
     expect(s.hocuspocus.documents.has(id)).toBe(true); // kept in memory: unsaved changes
     failing = false;
-    await waitFor(() => getTitle(storedDoc(s, id)) === 'After', { timeout: 10_000, message: 'stored on retry' });
+    await waitFor(() => getTitle(storedDoc(s, id)) === 'After', { timeout: 60_000, message: 'stored on retry' });
   });
 
   it('a failed load refuses the connection and never stores or shows an empty document', async () => {

@@ -254,8 +254,8 @@ describe('kernel lifecycle', () => {
       requestRun(c.doc, id, alice, aliceOrigin);
       await waitRun(c.doc, id, (r) => r.state === 'done');
       c.destroy();
-      await waitFor(() => server.kernels!.get(ws) === undefined, { message: 'kernel stopped', timeout: 10_000 });
-      await waitFor(() => server.hocuspocus.documents.get(ws) === undefined, { message: 'document unloaded', timeout: 10_000 });
+      await waitFor(() => server.kernels!.get(ws) === undefined, { message: 'kernel stopped', timeout: 60_000 });
+      await waitFor(() => server.hocuspocus.documents.get(ws) === undefined, { message: 'document unloaded', timeout: 60_000 });
       expect(readKernelStatus(storedDoc(server, ws)).state).toBe('offline');
       const again = await client(server, ws, ctx.clients);
       expect(readCellRun(again.doc, id)!.outputs).toEqual([{ type: 'text', text: '1' }]); // outputs stay
