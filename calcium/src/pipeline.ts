@@ -179,7 +179,7 @@ export async function runPipeline(src: FrameSource, p: PipelineParams = {}, opts
     denoised.push(dec.c);
     spikes.push(s);
     events.push(detectEvents(s, dec.c, { frameRate: r.frameRate }));
-    const q = roiQuality(roi, fc, d, estimateNoise(d), det.diameter);
+    const q = roiQuality(roi, { f: traces.f[k]!, neuropil: traces.neuropil[k]! }, fc, d, estimateNoise(d), det.diameter);
     const decision = somaDecision(q, roi.source);
     rois.push({ ...roi, quality: q, isCell: decision.isCell, ...(decision.reason ? { reason: decision.reason } : {}) });
     if (k % 20 === 0) opts.onProgress?.({ stage: 'traces', done: k + 1, total: det.rois.length });

@@ -76,7 +76,7 @@ describe('cell detection', () => {
     const det = detectCells(activity, acc.mean(), { diameter: 12, anatomical: false });
     expect(det.rois.length).toBeGreaterThan(0);
     const roi = det.rois[0]!;
-    const d = somaDecision({ snr: 10, skewness: 2, compactness: roi.compactness, elongation: roi.elongation, area: roi.area, relativeArea: roi.area / (Math.PI * 36) }, 'activity');
+    const d = somaDecision({ snr: 10, skewness: 2, compactness: roi.compactness, elongation: roi.elongation, area: roi.area, relativeArea: roi.area / (Math.PI * 36), contrast: 1.2 }, 'activity');
     expect(d.isCell).toBe(false);
     expect(d.reason).toMatch(/elongated|compact/);
   });

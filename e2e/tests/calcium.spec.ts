@@ -44,7 +44,7 @@ const ngRoiLayer = async (page: Page, name: string) => {
   return layer ? { segments: (layer.segments ?? []) as string[], ignoreNullVisibleSet: layer.ignoreNullVisibleSet as boolean | undefined } : null;
 };
 
-test('Alice analyses the demo movie; Bob follows it, gets the ROI layer, and sees her ROI deletion in his list and viewer', async ({ plexus, actor }) => {
+test('Alice analyses the demo movie; Bob follows it, gets the ROI layer, and sees her ROI deletion in his list and viewer; both overrule the soma rule', async ({ plexus, actor }) => {
   test.setTimeout(240_000);
   const { workspace } = await plexus.createWorkspace(`calcium ${uniq()}`);
   const bobLink = await plexus.share(workspace.id, 'editor');
@@ -138,6 +138,17 @@ test('Alice analyses the demo movie; Bob follows it, gets the ROI layer, and see
     expect((await ngRoiLayer(bob.page, layerName))?.segments).not.toContain(a);
   }
 
+  // Bob overrules the soma rule for the first ROI; Alice sees the new decision, marked as a person's.
+  const firstRow = (p: typeof bob.page) => p.locator(`[data-testid="roi-row"][data-roi="${roi}"]`).getByTestId('roi-cell');
+  const was = (await firstRow(bob.page).getAttribute('data-cell')) === 'true';
+  await firstRow(bob.page).getByTestId('roi-classify').click();
+  await expect(firstRow(alice.page)).toHaveAttribute('data-cell', was ? 'false' : 'true');
+  await expect(firstRow(alice.page).getByTestId('roi-classify')).toHaveAttribute('title', new RegExp(`Marked ${was ? 'not a cell' : 'a cell'} by Bob; the pipeline said ${was ? 'cell' : 'not a cell'}`));
+  // Alice clicks again: back to the pipeline's decision for both.
+  await firstRow(alice.page).getByTestId('roi-classify').click();
+  await expect(firstRow(bob.page)).toHaveAttribute('data-cell', was ? 'true' : 'false');
+  await expect(firstRow(bob.page).getByTestId('roi-classify')).not.toHaveClass(/roi-overruled/);
+
   // Query cells: a named SQL cell over the ROI table, run at once, lists the cells.
   const cells = Number(await summary.getAttribute('data-cells'));
   await alice.page.getByTestId('job-query').click();
@@ -155,5 +166,5 @@ test('Alice analyses the demo movie; Bob follows it, gets the ROI layer, and see
   await expect(victor.page.getByTestId('job')).toHaveAttribute('data-status', 'done');
   await victor.page.getByTestId('job-rois-toggle').click();
   await expect(victor.page.getByTestId('roi-row')).toHaveCount(rois);
-  for (const id of ['roi-delete', 'roi-merge', 'job-stop', 'job-show-rois', 'job-query', 'viewer-analyse']) await expect(victor.page.getByTestId(id)).toHaveCount(0);
+  for (const id of ['roi-delete', 'roi-merge', 'roi-classify', 'job-stop', 'job-show-rois', 'job-query', 'viewer-analyse']) await expect(victor.page.getByTestId(id)).toHaveCount(0);
 });

@@ -10,7 +10,8 @@ export const DEMO_WORKSPACE_ID = 'demo';
 
 /**
  * The calcium analysis of the demo recording, cell by cell: start the job, follow it, then read
- * its tables, draw traces and a raster, and score the result against the ground truth.
+ * its ROIs on the mean image, read its tables, draw traces and a raster, and score the result
+ * against the ground truth.
  */
 function fillDemoAnalysis(doc: Y.Doc, o: ReturnType<typeof serverOrigin>, author: string): void {
   const md = (source: string) => createCell(doc, { kind: 'markdown', author, source }, o);
@@ -23,6 +24,7 @@ function fillDemoAnalysis(doc: Y.Doc, o: ReturnType<typeof serverOrigin>, author
   ].join('\n'));
   js(["// Returns the job's id at once; the job runs on the server.", "const job = await calcium.start('calcium-demo', 'movie', { tauDecay: 'GCaMP6f' });", 'job']);
   js(['const jobStatus = await calcium.status(job);', '({ status: jobStatus.status, stage: jobStatus.progress?.stage ?? null, ...(jobStatus.result?.summary ?? {}) })']);
+  js(['// The ROIs on the mean image: cells in green, ROIs judged not to be somata dashed orange.', "// Delete, merge or reclassify ROIs in Analyses and run this again: everyone's edits show here.", 'calcium.figure(job)']);
   sql('cells', 'SELECT id, centroid_x, centroid_y, area_px, round(snr, 1) AS snr, events\nFROM calcium_demo_rois\nWHERE is_cell = 1\nORDER BY snr DESC');
   sql('top_traces', 'SELECT id, time_s, dff, spikes\nFROM calcium_demo_traces\nWHERE id IN (SELECT id FROM cells LIMIT 4)\nORDER BY id, time_s');
   js([

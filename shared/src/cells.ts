@@ -265,10 +265,14 @@ export function setCellSource(doc: Y.Doc, id: CellId | string, text: string, ori
 /** Inserts text at an offset of a code/SQL cell (what a keystroke does). */
 export function insertCellText(doc: Y.Doc, id: CellId | string, index: number, text: string, origin: Origin): boolean {
   const cell = getCell(doc, id);
-  const t = cell && cellText(cell);
-  if (!t) return false;
-  doc.transact(() => t.insert(Math.max(0, Math.min(t.length, index)), text), origin);
-  return true;
+  if (!cell || cell.kind === 'markdown') return false;
+  doc.transact(() => {
+    // A code or SQL cell that lost its source to an undo race gets an empty one to type into.
+    if (!cellText(cell) && !cellFragment(cell)) giveSource(cell);
+    const t = cellText(cell);
+    if (t) t.insert(Math.max(0, Math.min(t.length, index)), text);
+  }, origin);
+  return cellText(cell) !== undefined;
 }
 
 /** Sets the variable name of an SQL cell (its result is bound to it). */

@@ -393,7 +393,7 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
     person('requestJobStop', 1, (doc, o) => void S.requestJobStop(doc, `j${rng.int(3)}`, { id: 'u1' }, o)),
     ...both('setRoiEdit', 1, (doc, o) => {
       const roi = 1 + rng.int(5);
-      const edit: S.RoiEdit | null = rng.bool(0.2) ? null : rng.bool(0.5) ? { action: 'delete', by: 'u1', at: 1 } : { action: 'merge', into: roi === 1 ? 2 : 1, by: 'u1', at: 1 };
+      const edit: S.RoiEdit | null = rng.bool(0.2) ? null : rng.bool(0.4) ? { action: 'delete', by: 'u1', at: 1 } : rng.bool(0.5) ? { action: 'classify', cell: rng.bool(0.5), by: 'u1', at: 1 } : { action: 'merge', into: roi === 1 ? 2 : 1, by: 'u1', at: 1 };
       void S.setRoiEdit(doc, `j${rng.int(3)}`, roi, edit, o);
     }),
     // An ROI edit together with the segment display of a layer (any layer: only a segmentation layer takes it).

@@ -11,6 +11,7 @@ import {
   applyRoiEdit,
   checkDocument,
   createJob,
+  effectiveRoiIds,
   ensureRoiLayer,
   findRoiLayer,
   jobRoiIds,
@@ -18,6 +19,7 @@ import {
   readJob,
   readLayer,
   removeLayer,
+  roiIsCell,
   roiSegmentProps,
   serverOrigin,
   syncRoiLayer,
@@ -32,6 +34,17 @@ const alice = userOrigin('alice', 'Alice');
 const bob = userOrigin('bob', 'Bob');
 const del = (by = 'alice'): RoiEdit => ({ action: 'delete', by, at: 1 });
 const merge = (into: number): RoiEdit => ({ action: 'merge', into, by: 'alice', at: 1 });
+const classify = (cell: boolean): RoiEdit => ({ action: 'classify', cell, by: 'alice', at: 1 });
+
+describe('roiIsCell and effectiveRoiIds', () => {
+  it('a person overrules the soma decision either way; a reclassified ROI keeps its id', () => {
+    expect(roiIsCell(1, false, {})).toBe(false);
+    expect(roiIsCell(1, false, { 1: classify(true) })).toBe(true);
+    expect(roiIsCell(1, true, { 1: classify(false) })).toBe(false);
+    expect(roiIsCell(1, true, { 2: classify(false) })).toBe(true);
+    expect([...effectiveRoiIds([1, 2, 3], { 1: classify(true), 2: merge(1), 3: del() })]).toEqual([[1, 1], [2, 1]]);
+  });
+});
 
 function doneJob(doc: Y.Doc, id = 'j1', created = 1, rois = 5): void {
   createJob(doc, { id, kind: 'calcium', title: 'Calcium analysis of demo/movie', input: { dataset: 'demo', layer: 'movie' }, params: {}, requestedBy: { id: 'alice', via: 'person' }, created }, server);
@@ -48,6 +61,9 @@ describe('roiSegmentProps', () => {
     expect(roiSegmentProps(ids, { 2: merge(5), 4: merge(5) })).toEqual({ segments: ['1', '2', '3'], equivalences: [['2', '4', '5']], ignoreNullVisibleSet: undefined });
     // Merged into a deleted ROI: gone too.
     expect(roiSegmentProps(ids, { 2: merge(3), 3: del() }).segments).toEqual(['1', '4', '5']);
+    // Overruling the soma decision changes nothing in the viewer, alone or beside a delete.
+    expect(roiSegmentProps(ids, { 3: classify(true) })).toEqual({ segments: undefined, equivalences: undefined, ignoreNullVisibleSet: undefined });
+    expect(roiSegmentProps(ids, { 3: classify(false), 4: del() }).segments).toEqual(['1', '2', '3', '5']);
     // Everything deleted: an empty visible set must mean "nothing", not "everything".
     expect(roiSegmentProps([1, 2], { 1: del(), 2: del() })).toEqual({ segments: [], equivalences: undefined, ignoreNullVisibleSet: false });
   });

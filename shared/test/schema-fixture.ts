@@ -83,6 +83,7 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   S.setRoiEdit(doc, 'j_1', 3, { action: 'merge', into: 1, by: 'agent', at: 9 }, agent);
   S.setRoiEdit(doc, 'j_1', 4, { action: 'delete', by: 'u_ada', at: 9 }, person);
   S.setRoiEdit(doc, 'j_1', 4, null, person);
+  S.setRoiEdit(doc, 'j_1', 5, { action: 'classify', cell: true, by: 'u_ada', name: 'Ada', at: 9 }, person);
   S.createJob(doc, { ...job('j_2'), kind: 'tiff-import', input: { fileName: 'stack.tif' } }, server);
   S.requestJobStop(doc, 'j_2', ada, person);
   S.updateJob(doc, 'j_2', { status: 'error', error: 'the file ends inside page 3' }, server);

@@ -266,7 +266,7 @@ export class AgentRun {
       const text = cell && cellText(cell);
       if (text) return this.typeEdit(tool, action, text);
     }
-    const r = applyAction(doc, action, origin, 'agent');
+    const r = applyAction(doc, action, origin, author.id, author.name);
     if (!r.ok) return { kind: 'failed', message: r.message };
     addAudit(doc, run.id, { tool, change: r.message, target: r.target }, origin);
     return { kind: 'applied', message: r.message, ...(r.ids ? { ids: r.ids } : {}) };

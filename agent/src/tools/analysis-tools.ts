@@ -5,8 +5,8 @@
  * read (`<dataset>_rois`, `_traces`, `_events`, `_shifts`) and an ROI layer in the viewer.
  * Effects: server HTTP (start), document reads and a stop signal write (agent origin).
  */
-import { applyRoiEdit, findRoiLayer, isJobFinished, jobRoiIds, readJob, requestJobStop, type Job, type RoiEdit } from '@plexus/shared';
-import { defineTool, ok, ToolRefusal, type Tool } from './tool.ts';
+import { describeRoiChange, isJobFinished, jobRoiIds, readJob, requestJobStop, type Job, type RoiChange } from '@plexus/shared';
+import { actResult, defineTool, ok, ToolRefusal, type Tool } from './tool.ts';
 
 const NAME = { type: 'string', minLength: 1, maxLength: 200 } as const;
 
@@ -99,10 +99,11 @@ const stopJob = defineTool({
 
 const editRoi = defineTool({
   name: 'edit_roi',
-  description: 'Deletes an ROI of a finished calcium analysis, merges it into another ROI, or restores it (undoes a delete or merge). Everyone sees the ROI list and the viewer layer change; the evaluation and the ROI counts honour it.',
+  description:
+    'Edits an ROI of a finished calcium analysis for everyone: delete it, merge it into another ROI, mark it as a cell or as not a cell (overruling the soma rule), or restore it (undo a delete, merge or mark). The ROI list, the viewer layer, calcium.figure and the evaluation honour it. In propose mode it is a card a person accepts.',
   parameters: {
     type: 'object',
-    properties: { job: NAME, roi: { type: 'integer', minimum: 1 }, action: { enum: ['delete', 'merge', 'restore'] }, into: { type: 'integer', minimum: 1 } },
+    properties: { job: NAME, roi: { type: 'integer', minimum: 1 }, action: { enum: ['delete', 'merge', 'mark_cell', 'mark_not_cell', 'restore'] }, into: { type: 'integer', minimum: 1 } },
     required: ['job', 'roi', 'action'],
     additionalProperties: false,
   },
@@ -112,10 +113,9 @@ const editRoi = defineTool({
     const ids = jobRoiIds(job);
     if (!ids.includes(a.roi)) throw new ToolRefusal(`job ${a.job} has ROIs 1–${ids.length}; there is no ROI ${a.roi}`);
     if (a.action === 'merge' && (a.into === undefined || a.into === a.roi || !ids.includes(a.into))) throw new ToolRefusal('merge needs `into`: another ROI of this job');
-    const at = Date.now();
-    const edit: RoiEdit | null = a.action === 'restore' ? null : a.action === 'delete' ? { action: 'delete', by: ctx.author.id, name: ctx.author.name, at } : { action: 'merge', into: a.into!, by: ctx.author.id, name: ctx.author.name, at };
-    applyRoiEdit(ctx.doc, a.job, findRoiLayer(ctx.doc, job), a.roi, edit, ids, ctx.origin);
-    return ok(`${a.action} ROI ${a.roi} of ${a.job}`, { job: a.job, roi: a.roi, action: a.action, ...(a.into ? { into: a.into } : {}) });
+    const edit: RoiChange | null =
+      a.action === 'restore' ? null : a.action === 'delete' ? { action: 'delete' } : a.action === 'merge' ? { action: 'merge', into: a.into! } : { action: 'classify', cell: a.action === 'mark_cell' };
+    return actResult(await ctx.act('edit_roi', { type: 'edit_roi', job: a.job, roi: a.roi, edit }), describeRoiChange(a.roi, edit), { job: a.job, roi: a.roi, action: a.action });
   },
 });
 

@@ -1,7 +1,8 @@
 /**
  * Per-ROI quality measures and the soma / not-soma decision (people can override it in the
  * workspace). A soma is a compact, roundish blob of about the expected size whose trace has
- * positive transients; dendrites are long and thin, vessels dark, noise has no skew.
+ * positive transients; dendrites are long and thin, vessels darker than the neuropil around them (their lumen holds
+ * no indicator; red blood cells streaming through make it flicker), noise has no skew.
  * Pure (CPU only).
  */
 import type { DetectedRoi } from './detect.ts';
@@ -16,6 +17,8 @@ export interface RoiQuality {
   area: number;
   /** Area / the area of a disc of the expected diameter. */
   relativeArea: number;
+  /** Median raw F of the ROI over the median of its neuropil annulus: a vessel's lumen is darker than what surrounds it, a soma is not. */
+  contrast: number;
 }
 
 export interface SomaRule {
@@ -25,6 +28,8 @@ export interface SomaRule {
   maxRelativeArea: number;
   /** Active ROIs need at least this skewness (anatomical ones are kept as silent cells). */
   minSkewness: number;
+  /** ROIs darker than this fraction of their surroundings are vessels, not somata. */
+  minContrast: number;
 }
 
 export const DEFAULT_SOMA_RULE: Readonly<SomaRule> = Object.freeze({
@@ -33,6 +38,7 @@ export const DEFAULT_SOMA_RULE: Readonly<SomaRule> = Object.freeze({
   minRelativeArea: 0.25,
   maxRelativeArea: 3,
   minSkewness: 0.2,
+  minContrast: 0.75,
 });
 
 /** Sample skewness of a trace (0 for fewer than 3 values or no spread). */
@@ -54,8 +60,16 @@ export function skewness(x: ArrayLike<number>): number {
   return m2 > 0 ? m3 / m2 ** 1.5 : 0;
 }
 
-/** Quality of one ROI from its shape, its corrected trace and its ΔF/F with noise SD. */
-export function roiQuality(roi: DetectedRoi, corrected: Float32Array, dff: Float32Array, dffNoise: number, diameter: number): RoiQuality {
+/** The median of a trace (0 when empty). */
+function median(x: ArrayLike<number>): number {
+  if (!x.length) return 0;
+  const s = Float32Array.from(x as ArrayLike<number>).sort();
+  return s[s.length >> 1]!;
+}
+
+/** Quality of one ROI from its shape, its raw and neuropil traces, its corrected trace and its ΔF/F with noise SD. */
+export function roiQuality(roi: DetectedRoi, raw: { f: Float32Array; neuropil: Float32Array }, corrected: Float32Array, dff: Float32Array, dffNoise: number, diameter: number): RoiQuality {
+  const fneu = median(raw.neuropil);
   let peak = -Infinity;
   for (const v of dff) if (v > peak) peak = v;
   return {
@@ -65,6 +79,7 @@ export function roiQuality(roi: DetectedRoi, corrected: Float32Array, dff: Float
     elongation: roi.elongation,
     area: roi.area,
     relativeArea: roi.area / (Math.PI * (diameter / 2) ** 2),
+    contrast: fneu > 0 ? median(raw.f) / fneu : 1,
   };
 }
 
@@ -74,6 +89,7 @@ export function somaDecision(q: RoiQuality, source: DetectedRoi['source'], rule:
   if (q.elongation > rule.maxElongation) return { isCell: false, reason: `elongated like a dendrite (${q.elongation.toFixed(1)} : 1)` };
   if (q.relativeArea < rule.minRelativeArea) return { isCell: false, reason: `smaller than a soma (${(q.relativeArea * 100).toFixed(0)} % of the expected area)` };
   if (q.relativeArea > rule.maxRelativeArea) return { isCell: false, reason: `larger than a soma (${q.relativeArea.toFixed(1)}× the expected area)` };
+  if (q.contrast < rule.minContrast) return { isCell: false, reason: `darker than its surroundings, like a blood vessel (${(q.contrast * 100).toFixed(0)} %)` };
   if (source === 'activity' && q.skewness < rule.minSkewness) return { isCell: false, reason: `no transients (skewness ${q.skewness.toFixed(2)})` };
   return { isCell: true };
 }

@@ -124,6 +124,7 @@ export function ActionPreview({ action: a }: { action: AgentAction }) {
     case 'remove_table':
     case 'move_cell':
     case 'save_view':
+    case 'edit_roi':
       return null;
   }
 }

@@ -1,12 +1,13 @@
 /**
  * The ROIs of one finished calcium analysis (rows of its `rois` table: id, soma decision, SNR,
  * events) with everyone's edits: a deleted ROI is struck through for everyone, a merged one says
- * where it went. Editors delete, restore and merge ROIs; each edit also sets which segments the
- * shared ROI layer shows, in the same transaction (`applyRoiEdit`).
+ * where it went, a reclassified one shows its new decision with a star. Editors delete, restore
+ * and merge ROIs and overrule the soma decision (click "cell" / "not a cell"); each edit also sets
+ * which segments the shared ROI layer shows, in the same transaction (`applyRoiEdit`).
  * Effects: fetches the table's rows (HTTP); document writes.
  */
 import { useEffect, useMemo, useState } from 'react';
-import { applyRoiEdit, effectiveRoiIds, findRoiLayer, jobRoiIds, type Job, type Json, type RoiEdit } from '@plexus/shared';
+import { applyRoiEdit, effectiveRoiIds, findRoiLayer, jobRoiIds, roiIsCell, type Job, type Json, type RoiEdit } from '@plexus/shared';
 import { fetchPreview } from '../api/notebook.ts';
 import { useApiToken } from '../api/tokenContext.ts';
 import { useCanEdit, useSession } from '../collab/context.tsx';
@@ -18,6 +19,8 @@ const MAX_ROWS = 1000;
 interface RoiRow {
   id: number;
   isCell: boolean;
+  /** Why the soma rule said no (empty for cells). */
+  reason: string;
   snr: number | null;
   events: number | null;
 }
@@ -45,7 +48,7 @@ export function RoiList({ job, table, tableVersion }: { job: Job; table: string;
         setTotal(page.totalRows);
         setRows(
           page.rows
-            .map((r) => ({ id: asNumber(r.id) ?? 0, isCell: truthy(r.is_cell), snr: asNumber(r.snr), events: asNumber(r.events) }))
+            .map((r) => ({ id: asNumber(r.id) ?? 0, isCell: truthy(r.is_cell), reason: typeof r.reason === 'string' ? r.reason : '', snr: asNumber(r.snr), events: asNumber(r.events) }))
             .filter((r) => Number.isInteger(r.id) && r.id > 0),
         );
       },
@@ -63,7 +66,7 @@ export function RoiList({ job, table, tableVersion }: { job: Job; table: string;
 
   if (error) return <div className="out-error">{error}</div>;
   if (!rows) return <div className="muted">Loading ROIs…</div>;
-  const shown = cellsOnly ? rows.filter((r) => r.isCell) : rows;
+  const shown = cellsOnly ? rows.filter((r) => roiIsCell(r.id, r.isCell, job.roiEdits)) : rows;
   const removed = Object.keys(job.roiEdits).length;
   return (
     <div className="roi-list" data-testid="roi-list">
@@ -74,7 +77,7 @@ export function RoiList({ job, table, tableVersion }: { job: Job; table: string;
         <span className="muted">
           {total > rows.length ? `first ${rows.length.toLocaleString()} of ${total.toLocaleString()} · ` : ''}
           {removed ? `${removed} edited · ` : ''}
-          {canEdit ? 'deleting an ROI hides it in the viewer for everyone' : 'people who edit can delete or merge ROIs'}
+          {canEdit ? 'deleting an ROI hides it in the viewer for everyone; click cell / not a cell to overrule the soma rule' : 'people who edit can delete, merge and reclassify ROIs'}
         </span>
       </div>
       <div className="roi-scroll">
@@ -93,11 +96,33 @@ export function RoiList({ job, table, tableVersion }: { job: Job; table: string;
               const e = job.roiEdits[String(r.id)];
               const target = after.get(r.id);
               const state = e?.action === 'delete' || target === undefined ? 'deleted' : e?.action === 'merge' ? 'merged' : 'live';
+              const isCell = roiIsCell(r.id, r.isCell, job.roiEdits);
+              const overruled = e?.action === 'classify';
               const who = e ? ` by ${e.name ?? e.by}` : '';
               return (
                 <tr key={r.id} data-testid="roi-row" data-roi={r.id} data-state={state} className={`roi-${state}`}>
                   <td className="roi-id">#{r.id}</td>
-                  <td>{r.isCell ? 'cell' : <span className="muted">—</span>}</td>
+                  <td data-testid="roi-cell" data-cell={isCell ? 'true' : 'false'}>
+                    {canEdit && state === 'live' ? (
+                      <button
+                        className={`link-btn roi-classify${overruled ? ' roi-overruled' : ''}`}
+                        data-testid="roi-classify"
+                        title={
+                          (overruled ? `${isCell ? 'Marked a cell' : 'Marked not a cell'}${who}; the pipeline said ${r.isCell ? 'cell' : 'not a cell'}. ` : '') +
+                          (r.reason ? `Soma rule: ${r.reason}. ` : '') +
+                          `Click: mark ROI ${r.id} as ${isCell ? 'not a cell' : 'a cell'} for everyone`
+                        }
+                        onClick={() => edit(r.id, isCell === r.isCell ? { action: 'classify', cell: !isCell, by: '', at: 0 } : null)}
+                      >
+                        {isCell ? 'cell' : 'not a cell'}
+                        {overruled ? ' *' : ''}
+                      </button>
+                    ) : isCell ? (
+                      'cell'
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
+                  </td>
                   <td className="num">{r.snr === null ? '' : r.snr.toFixed(1)}</td>
                   <td className="num">{r.events ?? ''}</td>
                   <td className="roi-actions">
@@ -106,12 +131,12 @@ export function RoiList({ job, table, tableVersion }: { job: Job; table: string;
                         {e?.action === 'merge' ? `merged into #${e.into}${who}` : e ? `deleted${who}` : `deleted with #${target ?? '?'}`}
                       </span>
                     )}
-                    {canEdit && e && (
+                    {canEdit && e && e.action !== 'classify' && (
                       <button className="link-btn" data-testid="roi-restore" title={`Undo: bring ROI ${r.id} back for everyone`} onClick={() => edit(r.id, null)}>
                         Undo {e.action === 'merge' ? 'merge' : 'delete'}
                       </button>
                     )}
-                    {canEdit && !e && state === 'live' && (
+                    {canEdit && (!e || e.action === 'classify') && state === 'live' && (
                       <>
                         <select
                           className="roi-merge"

@@ -12,7 +12,7 @@ import type { DatasetMeta, LayerMeta } from '../volumes/meta.ts';
 import { makeInfo, PrecomputedWriter } from '../volumes/writer.ts';
 
 export const RESULT_TABLES = {
-  rois: ['id', 'centroid_x', 'centroid_y', 'area_px', 'source', 'is_cell', 'reason', 'snr', 'skewness', 'compactness', 'elongation', 'events'],
+  rois: ['id', 'centroid_x', 'centroid_y', 'area_px', 'source', 'is_cell', 'reason', 'snr', 'skewness', 'compactness', 'elongation', 'contrast', 'events'],
   traces: ['id', 'frame', 'time_s', 'f', 'f_neuropil', 'dff', 'denoised', 'spikes'],
   events: ['id', 'frame', 'time_s', 'amplitude'],
   shifts: ['frame', 'dx', 'dy', 'match'],
@@ -90,7 +90,7 @@ export async function writeCalciumResult(dir: string, res: PipelineResult, info:
   await write('rois', res.rois.map((r, k) => {
     events += res.events[k]!.length;
     const q = r.quality;
-    return [r.id, num(r.centroid[0], 2), num(r.centroid[1], 2), r.area, r.source, r.isCell ? 1 : 0, csvText(r.reason ?? ''), num(q.snr, 2), num(q.skewness, 3), num(q.compactness, 3), num(q.elongation, 2), res.events[k]!.length].join(',');
+    return [r.id, num(r.centroid[0], 2), num(r.centroid[1], 2), r.area, r.source, r.isCell ? 1 : 0, csvText(r.reason ?? ''), num(q.snr, 2), num(q.skewness, 3), num(q.compactness, 3), num(q.elongation, 2), num(q.contrast, 3), res.events[k]!.length].join(',');
   }));
   const t = res.traces;
   await write('traces', (function* () {

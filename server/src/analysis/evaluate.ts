@@ -6,78 +6,18 @@
  * max(40 ms, one frame). Only ROIs the pipeline called cells count, after people's edits (deleted
  * ROIs left out, merged ones folded into their target). Effects: file reads.
  */
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { finiteMedian, matchRois, pearson, spikeCorrelation } from '@plexus/calcium/evaluation/index';
 import type { Roi } from '@plexus/calcium/types';
-import { effectiveRoiIds, type RoiEdit } from '@plexus/shared';
+import { effectiveRoiIds, roiIsCell, type RoiEdit } from '@plexus/shared';
 import { readMeta, type DatasetMeta } from '../volumes/meta.ts';
-import { readRegion } from '../volumes/sampling.ts';
 import type { Volumes } from '../volumes/volume-store.ts';
+import { readCsv, roisOfLabels } from './result-files.ts';
 
 export interface Evaluation {
   rois: { detected: number; truth: number; matched: number; precision: number; recall: number; f1: number; highSnr: { truth: number; precision: number; recall: number; f1: number } };
   traces: { matched: number; medianR: number };
   spikes: { matched: number; medianR: number; binSeconds: number };
-}
-
-/** One CSV line split into fields (double-quoted fields may hold commas and "" quotes). */
-function splitCsv(line: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i]!;
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') {
-        cur += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else cur += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') {
-      out.push(cur);
-      cur = '';
-    } else cur += ch;
-  }
-  out.push(cur);
-  return out;
-}
-
-/** Rows of a CSV file as objects of the named columns. */
-async function readCsv(file: string, columns: string[]): Promise<Array<Record<string, string>>> {
-  const text = await fs.readFile(file, 'utf8').catch(() => {
-    throw new Error(`${path.basename(path.dirname(path.dirname(file)))} has no ${path.basename(file)} table`);
-  });
-  const lines = text.split('\n').filter((l) => l.length);
-  const head = splitCsv(lines[0] ?? '');
-  const idx = columns.map((c) => {
-    const i = head.indexOf(c);
-    if (i < 0) throw new Error(`${path.basename(file)} has no column ${c}`);
-    return i;
-  });
-  return lines.slice(1).map((l) => {
-    const f = splitCsv(l);
-    return Object.fromEntries(columns.map((c, k) => [c, f[idx[k]!] ?? '']));
-  });
-}
-
-/** ROIs (pixel sets) from a 2-D labels layer. */
-async function roisOfLabels(volumes: Volumes, dataset: string, layer: string): Promise<{ rois: Map<number, number[]>; width: number; height: number }> {
-  const vol = await volumes.openLayer(dataset, layer);
-  const s = vol.info.scales[0]!;
-  const [W, H] = s.size;
-  const o = s.voxel_offset;
-  const data = await readRegion(vol, 0, { min: [o[0], o[1], o[2]], max: [o[0] + W, o[1] + H, o[2] + 1] });
-  const rois = new Map<number, number[]>();
-  for (let i = 0; i < W * H; i++) {
-    const id = data[i]!;
-    if (!id) continue;
-    let l = rois.get(id);
-    if (!l) rois.set(id, (l = []));
-    l.push(i);
-  }
-  return { rois, width: W, height: H };
 }
 
 const asRoi = (id: number, px: number[]): Roi => ({ id, pixels: Int32Array.from(px.sort((a, b) => a - b)), weights: new Float32Array(px.length).fill(1) });
@@ -93,9 +33,10 @@ export async function evaluateResult(volumes: Volumes, result: string, truth: st
     throw new Error(`${truth} has no labels layer (ground truth) to compare with`);
   });
   if (det.width !== tru.width || det.height !== tru.height) throw new Error(`${result} (${det.width}×${det.height}) and ${truth} (${tru.width}×${tru.height}) differ in size`);
-  // Cells after people's edits: deleted ones out, merged ones folded into their target.
+  // Cells after people's edits: deleted ones out, merged ones folded into their target, and the
+  // soma decision as people overruled it.
   const roiRows = await readCsv(path.join(dir(result), 'tables', 'rois.csv'), ['id', 'is_cell']);
-  const cellIds = roiRows.filter((r) => r.is_cell === '1').map((r) => Number(r.id));
+  const cellIds = roiRows.filter((r) => roiIsCell(Number(r.id), r.is_cell === '1', edits)).map((r) => Number(r.id));
   const mapped = effectiveRoiIds([...det.rois.keys()], edits);
   const cells = new Set(cellIds.map((id) => mapped.get(id)).filter((x): x is number => x !== undefined));
   const merged = new Map<number, number[]>();

@@ -105,6 +105,32 @@ describe('calcium jobs', { timeout: 240_000 }, () => {
     stages.add('after-delete'); // a new cell name for the second evaluation
     const after = await evaluate();
     expect(after.rois.detected).toBe(ev.rois.detected - 1);
+    // A person overrules the soma rule, either way: a cell called not a cell, then a cell again.
+    const other = Number((await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/data/query`, { sql: `SELECT id FROM calcium_demo_rois WHERE is_cell = 1 AND id > ${first} ORDER BY id LIMIT 1` })).json.rows[0].id);
+    setRoiEdit(bob.doc, id, other, { action: 'classify', cell: false, by: 'alice', at: Date.now() }, aliceOrigin);
+    stages.add('not-a-cell');
+    expect((await evaluate()).rois.detected).toBe(ev.rois.detected - 2);
+    setRoiEdit(bob.doc, id, other, { action: 'classify', cell: true, by: 'alice', at: Date.now() }, aliceOrigin);
+    stages.add('a-cell-again');
+    expect((await evaluate()).rois.detected).toBe(ev.rois.detected - 1);
+
+    // The figure: the mean image with every ROI outlined, after the edits, as a picture in the cell.
+    const fig = addCell(bob.doc, 'code', `await calcium.figure(${JSON.stringify(id)})`);
+    requestRun(bob.doc, fig, aliceUser, aliceOrigin);
+    const figRun = await waitRun(bob.doc, fig, (v) => v.state === 'done' || v.state === 'error', 'figure', 60_000);
+    const img = figRun.outputs[0];
+    expect(img, shown(figRun)).toMatchObject({ type: 'image', mime: 'image/svg+xml' });
+    const svg = (img as { data: string }).data;
+    if (process.env.FIG_OUT) fs.writeFileSync(process.env.FIG_OUT, svg);
+    expect(svg).toMatch(/^<svg [^>]*width="480"/); // 96 px enlarged 5 times
+    expect(svg).toContain('<image href="data:image/png;base64,');
+    expect(svg).toContain(`${ev.rois.detected - 1} cells (green)`);
+    expect(svg).not.toContain(`<title>ROI ${first}</title>`); // deleted
+    expect(svg.match(/<title>ROI \d+<\/title>/g)!.length).toBe(result.summary.rois - 1);
+    // A bad image name is a clear error in the cell.
+    const bad = addCell(bob.doc, 'code', `await calcium.figure(${JSON.stringify(id)}, { image: 'median' })`);
+    requestRun(bob.doc, bad, aliceUser, aliceOrigin);
+    expect(shown(await waitRun(bob.doc, bad, (v) => v.state === 'error', 'bad figure', 60_000))).toMatch(/image is one of mean, max, correlation/);
 
     // A re-run with another neuropil coefficient reuses the registration.
     const again = await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/jobs`, { kind: 'calcium', dataset: 'calcium-demo', layer: 'movie', params: { neuropilCoefficient: 0.5 } });
@@ -179,6 +205,8 @@ describe('calcium jobs', { timeout: 240_000 }, () => {
     }
     const charts = listCells(c.doc).flatMap((x) => readCellRun(c.doc, x.id)?.outputs ?? []).filter((o) => o.type === 'chart');
     expect(charts.length).toBeGreaterThanOrEqual(3); // the ROI trace, the traces of the top cells, the raster
+    const images = listCells(c.doc).flatMap((x) => readCellRun(c.doc, x.id)?.outputs ?? []).filter((o) => o.type === 'image');
+    expect(images).toEqual([expect.objectContaining({ mime: 'image/svg+xml' })]); // the ROIs on the mean image
   });
 
   it('refuses bad requests with clear errors, and viewers', async () => {

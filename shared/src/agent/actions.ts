@@ -20,6 +20,8 @@ import {
 import { saveNamedView } from '../viewer/views.ts';
 import { readViewerState } from '../viewer/state-doc.ts';
 import { applyTextHunks, planTextEdit, replacesMost } from './text-merge.ts';
+import { readJob, type RoiEdit } from '../analysis/jobs.ts';
+import { applyRoiEdit, findRoiLayer, jobRoiIds } from '../analysis/roi-view.ts';
 
 export type AgentAction =
   | { type: 'create_cell'; cellId: string; kind: CellKind; source: string; name?: string; after?: string | null }
@@ -33,7 +35,12 @@ export type AgentAction =
   | { type: 'remove_layer'; layer: string }
   | { type: 'add_annotations'; layer: string; annotations: JsonObject[] }
   | { type: 'save_view'; name: string }
-  | { type: 'remove_table'; table: string };
+  | { type: 'remove_table'; table: string }
+  /** Delete, merge, reclassify or (`edit` null) restore an ROI of a finished calcium analysis. */
+  | { type: 'edit_roi'; job: string; roi: number; edit: RoiChange | null };
+
+/** What an `edit_roi` action does to the ROI (a `RoiEdit` without who and when). */
+export type RoiChange = { action: 'delete' } | { action: 'merge'; into: number } | { action: 'classify'; cell: boolean };
 
 export type AgentActionType = AgentAction['type'];
 
@@ -91,7 +98,17 @@ export function actionTarget(a: AgentAction): string {
       return `view:${a.name}`;
     case 'remove_table':
       return `table:${a.table}`;
+    case 'edit_roi':
+      return `roi:${a.job}/${a.roi}`;
   }
+}
+
+/** "delete ROI 7", "merge ROI 7 into ROI 3", "mark ROI 7 as a cell", "restore ROI 7". */
+export function describeRoiChange(roi: number, edit: RoiChange | null): string {
+  if (!edit) return `restore ROI ${roi}`;
+  if (edit.action === 'delete') return `delete ROI ${roi}`;
+  if (edit.action === 'merge') return `merge ROI ${roi} into ROI ${edit.into}`;
+  return `mark ROI ${roi} as ${edit.cell ? 'a cell' : 'not a cell'}`;
 }
 
 /** One-line description of an action (card titles, audit). */
@@ -121,6 +138,8 @@ export function describeAction(a: AgentAction): string {
       return `save the view as "${a.name}"`;
     case 'remove_table':
       return `remove table "${a.table}"`;
+    case 'edit_roi':
+      return `${describeRoiChange(a.roi, a.edit)} of analysis ${a.job}`;
   }
 }
 
@@ -130,7 +149,7 @@ export function describeAction(a: AgentAction): string {
  * server's job (the client calls the data API instead). Never throws for a stale target: the
  * result says what happened.
  */
-export function applyAction(doc: Y.Doc, a: AgentAction, origin: Origin, author = 'agent'): ActionResult {
+export function applyAction(doc: Y.Doc, a: AgentAction, origin: Origin, author = 'agent', authorName?: string): ActionResult {
   const target = actionTarget(a);
   const fail = (message: string): ActionResult => ({ ok: false, message, target });
   try {
@@ -196,6 +215,16 @@ export function applyAction(doc: Y.Doc, a: AgentAction, origin: Origin, author =
         if (!getTable(doc, a.table)) return fail(`no table named "${a.table}"`);
         unregisterTable(doc, a.table, origin);
         return { ok: true, message: `removed table "${a.table}"`, target };
+      case 'edit_roi': {
+        const job = readJob(doc, a.job);
+        if (!job || job.kind !== 'calcium' || job.status !== 'done') return fail(`"${a.job}" is not a finished calcium analysis`);
+        const ids = jobRoiIds(job);
+        if (!ids.includes(a.roi)) return fail(`analysis ${a.job} has ROIs 1–${ids.length}; there is no ROI ${a.roi}`);
+        if (a.edit?.action === 'merge' && (a.edit.into === a.roi || !ids.includes(a.edit.into))) return fail(`ROI ${a.roi} can only be merged into another ROI of analysis ${a.job}`);
+        const stamp = { by: author, ...(authorName ? { name: authorName } : {}), at: Date.now() };
+        applyRoiEdit(doc, a.job, findRoiLayer(doc, job), a.roi, a.edit ? ({ ...a.edit, ...stamp } as RoiEdit) : null, ids, origin);
+        return { ok: true, message: describeRoiChange(a.roi, a.edit), target };
+      }
     }
   } catch (e) {
     return fail((e as Error).message);
@@ -289,7 +318,7 @@ export function acceptProposal(doc: Y.Doc, messageId: string, who: { id: string;
   if (!m || !view || view.outcome) return view?.outcome ?? null;
   let outcome: ProposalOutcome | null = null;
   doc.transact(() => {
-    const r = applyAction(doc, view.proposal.action, origin, who.id);
+    const r = applyAction(doc, view.proposal.action, origin, who.id, who.name);
     outcome = { status: r.ok ? 'accepted' : 'failed', by: who.id, ...(who.name ? { name: who.name } : {}), at: Date.now(), message: r.message };
     m.set('outcome', outcome);
   }, origin);

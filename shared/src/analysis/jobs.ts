@@ -47,8 +47,11 @@ export interface JobSignal {
   at: number;
 }
 
-/** A person's (or the agent's) edit of one ROI of a calcium result. */
-export type RoiEdit = ({ action: 'delete' } | { action: 'merge'; into: number }) & { by: string; name?: string; at: number };
+/**
+ * A person's (or the agent's) edit of one ROI of a calcium result: delete it, merge it into
+ * another, or overrule the pipeline's soma / not-soma decision (`classify`).
+ */
+export type RoiEdit = ({ action: 'delete' } | { action: 'merge'; into: number } | { action: 'classify'; cell: boolean }) & { by: string; name?: string; at: number };
 
 /** Results: JSON the job chose (dataset and layers written, tables registered, summary figures). */
 export type JobResult = { [key: string]: import('../json.ts').Json };
@@ -164,7 +167,16 @@ export function listJobs(doc: Y.Doc): Job[] {
   return out.sort((a, b) => b.created - a.created);
 }
 
-/** The ROI ids a person sees after the edits: deleted ones gone, merged ones mapped to their target. */
+/**
+ * Whether ROI `id` counts as a cell after the edits: a person's `classify` overrules the
+ * pipeline's decision `pipelineSays` (deleted and merged ROIs: see `effectiveRoiIds`).
+ */
+export function roiIsCell(id: number, pipelineSays: boolean, edits: Readonly<Record<string, RoiEdit>>): boolean {
+  const e = edits[String(id)];
+  return e?.action === 'classify' ? e.cell : pipelineSays;
+}
+
+/** The ROI ids a person sees after the edits: deleted ones gone, merged ones mapped to their target (a reclassified ROI stays itself). */
 export function effectiveRoiIds(ids: readonly number[], edits: Readonly<Record<string, RoiEdit>>): Map<number, number> {
   const out = new Map<number, number>();
   for (const id of ids) {
@@ -178,6 +190,7 @@ export function effectiveRoiIds(ids: readonly number[], edits: Readonly<Record<s
         target = 0;
         break;
       }
+      if (e.action !== 'merge') break;
       target = e.into;
     }
     if (target > 0) out.set(id, target);

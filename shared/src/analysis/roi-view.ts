@@ -1,6 +1,6 @@
 /**
  * What a calcium analysis result looks like in the workspace: its ROI ids, its tables, the viewer
- * layer that draws its ROIs, and ROI edits (delete, merge) that reach both the job's record and
+ * layer that draws its ROIs, and ROI edits (delete, merge, reclassify) that reach both the job's record and
  * that layer in one transaction — so a deleted ROI disappears from everyone's ROI list and from
  * everyone's viewer together.
  *
@@ -98,7 +98,8 @@ export function findRoiLayer(doc: Y.Doc, job: Job): string | null {
  * key" (no edits: Neuroglancer shows every segment). Pure.
  */
 export function roiSegmentProps(ids: readonly number[], edits: Readonly<Record<string, RoiEdit>>): Record<(typeof ROI_SEGMENT_KEYS)[number], Json | undefined> {
-  const touched = ids.some((id) => edits[String(id)] !== undefined);
+  // A reclassified ROI is still drawn: only deletes and merges change the display.
+  const touched = ids.some((id) => { const e = edits[String(id)]; return e !== undefined && e.action !== 'classify'; });
   if (!touched) return { segments: undefined, equivalences: undefined, ignoreNullVisibleSet: undefined };
   const groups = new Map<number, number[]>();
   for (const [id, target] of effectiveRoiIds(ids, edits)) groups.set(target, [...(groups.get(target) ?? []), id]);

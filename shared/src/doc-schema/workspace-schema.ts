@@ -234,6 +234,7 @@ export const jobProgress = z.object({ stage: z.string().max(100), done: count, t
 export const roiEdit = z.union([
   z.object({ action: z.literal('delete'), by: z.string().max(200), name: z.string().max(200).optional(), at: time }),
   z.object({ action: z.literal('merge'), into: z.number().int().positive(), by: z.string().max(200), name: z.string().max(200).optional(), at: time }),
+  z.object({ action: z.literal('classify'), cell: z.boolean(), by: z.string().max(200), name: z.string().max(200).optional(), at: time }),
 ]);
 const jsonObject = z.record(z.string(), anyJson);
 

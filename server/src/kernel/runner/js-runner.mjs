@@ -73,6 +73,14 @@ const sandbox = {
     status: (job) => jobCall('calcium-status', { job: String(job) }),
     /** Scores a done job against a dataset with ground truth (default: the analysed one), e.g. the demo's. */
     evaluate: (job, opts = {}) => jobCall('calcium-evaluate', { job: String(job), ...(opts && opts.truth ? { truth: String(opts.truth) } : {}) }),
+    /**
+     * The ROIs of a done job outlined on a summary image (`image`: 'mean' (default), 'max' or
+     * 'correlation'; `ids: false` leaves the ROI ids out), after everyone's edits: shown as a picture.
+     */
+    figure: async (job, opts = {}) => {
+      const f = await jobCall('calcium-figure', { job: String(job), ...(opts && opts.image !== undefined ? { image: String(opts.image) } : {}), ...(opts && opts.ids === false ? { ids: false } : {}) });
+      return marked('image', { mime: 'image/svg+xml', data: f.svg, width: f.width, height: f.height });
+    },
   }),
 };
 
