@@ -157,7 +157,7 @@ export class Plexus {
 }
 
 /** Polls `fn` until it returns true (or throws), failing after `timeout` ms (the test kit's `until`, e2e's argument order). */
-export const until = (fn: () => boolean, what: string, timeout = 15_000): Promise<void> => kitUntil(fn, timeout, 20, what);
+export const until = (fn: () => boolean, what: string, timeout = 60_000): Promise<void> => kitUntil(fn, timeout, 20, what);
 
 // ---------------------------------------------------------------------------------------------
 // Browser side

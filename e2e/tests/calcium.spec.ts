@@ -129,8 +129,10 @@ test('Alice analyses the demo movie; Bob follows it, gets the ROI layer, and see
   await expect.poll(async () => (await ngRoiLayer(alice.page, layerName))?.ignoreNullVisibleSet).toBeUndefined();
 
   // Alice merges one ROI into another: Bob's Neuroglancer draws them as one segment.
+  let mergedCells = 0;
   if (rois >= 3) {
     const [a, b] = ['3', '2'];
+    if ((await alice.page.locator(`[data-testid="roi-row"][data-roi="${a}"]`).getByTestId('roi-cell').getAttribute('data-cell')) === 'true') mergedCells = 1;
     await alice.page.locator(`[data-testid="roi-row"][data-roi="${a}"]`).getByTestId('roi-merge').selectOption(b);
     await expect(bob.page.locator(`[data-testid="roi-row"][data-roi="${a}"]`)).toHaveAttribute('data-state', 'merged');
     await expect(bob.page.locator(`[data-testid="roi-row"][data-roi="${a}"]`).getByTestId('roi-note')).toContainText(`merged into #${b} by Alice`);
@@ -149,8 +151,9 @@ test('Alice analyses the demo movie; Bob follows it, gets the ROI layer, and see
   await expect(firstRow(bob.page)).toHaveAttribute('data-cell', was ? 'true' : 'false');
   await expect(firstRow(bob.page).getByTestId('roi-classify')).not.toHaveClass(/roi-overruled/);
 
-  // Query cells: a named SQL cell over the ROI table, run at once, lists the cells.
-  const cells = Number(await summary.getAttribute('data-cells'));
+  // Query cells: a named SQL cell over the ROI table, run at once, lists the cells — the
+  // pipeline's, less the one merged into another (the server wrote the edits into the table).
+  const cells = Number(await summary.getAttribute('data-cells')) - mergedCells;
   await alice.page.getByTestId('job-query').click();
   const cell = alice.page.locator('[data-testid="cell"][data-kind="sql"]');
   await expect(cell).toHaveCount(1);

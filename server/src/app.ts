@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import path from 'node:path';
 import fs from 'node:fs';
-import { Hocuspocus } from '@hocuspocus/server';
+import { Hocuspocus, type Extension } from '@hocuspocus/server';
 import { WebSocketServer } from 'ws';
 import * as Y from 'yjs';
 import { CloseCodes } from '@plexus/shared';
@@ -30,7 +30,8 @@ import { registerServerDir } from './http/respond.ts';
 import { staticFiles } from './http/static-files.ts';
 import { fillDemo } from './demo.ts';
 import { setUpDemo } from './demo-setup.ts';
-import { calciumJobs, tiffImports } from './analysis/wiring.ts';
+import { calciumJobs, curatedRois, tiffImports } from './analysis/wiring.ts';
+import type { CuratedRois } from './analysis/curated-rois.ts';
 import type { TiffImports } from './analysis/tiff-jobs.ts';
 import type { TiffImportSpec } from './analysis/tiff-import-main.ts';
 import { cellJobCaller } from './analysis/cell-jobs.ts';
@@ -66,6 +67,8 @@ export interface PlexusServer {
   agentTokenFile: string | null;
   /** Analysis jobs (null without the kernel). */
   jobs: CalciumJobs | null;
+  /** Writes people's ROI edits into calcium result tables (null without a kernel). */
+  curated: CuratedRois | null;
   /** Imports of uploaded TIFF recordings as served datasets (jobs of kind `tiff-import`). */
   recordings: TiffImports;
   /** Which agent process runs each workspace's agent runs. */
@@ -124,6 +127,19 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         jobs: (ws, op, args, by) => cellJobs(ws, op, args, by),
       })
     : null;
+  // People's ROI edits reach the result tables (set once the jobs exist, below).
+  let curated: CuratedRois | null = null;
+  const detachCurated = new Map<string, () => void>();
+  const roiTables: Extension = {
+    async afterLoadDocument({ documentName, document }) {
+      const detach = curated?.attach(documentName, document);
+      if (detach) detachCurated.set(documentName, detach);
+    },
+    async afterUnloadDocument({ documentName }) {
+      detachCurated.get(documentName)?.();
+      detachCurated.delete(documentName);
+    },
+  };
   const hocuspocus = new Hocuspocus({
     name: 'plexus',
     quiet: true,
@@ -131,7 +147,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     // Storage is our write-ahead log, not Hocuspocus' debounced store: unload as soon as possible.
     debounce: 0,
     unloadImmediately: true,
-    extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels] : [])],
+    extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : [])],
   });
   // Error bodies never name these (http/respond.ts redacts them; any other absolute path too).
   registerServerDir(config.dataDir, '<data dir>');
@@ -151,6 +167,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   // listens at once and /volumes/calcium-demo answers 503 "generating" until it is ready.
   const volumes = new Volumes(path.join(config.dataDir, 'volumes'));
   const jobs = kernels ? calciumJobs({ config, hocuspocus, kernels, volumes, log, wrapSpec: hooks.wrapJobSpec }) : null;
+  curated = kernels ? curatedRois({ config, hocuspocus, kernels, volumes, log }) : null;
   // After the calcium jobs, which empty `<dataDir>/jobs` (its uploads folder included) when they start.
   const recordings = tiffImports({ config, hocuspocus, volumes, log, wrapSpec: hooks.wrapImportSpec });
   const cellJobs = cellJobCaller(() => jobs, hocuspocus, volumes);
@@ -208,6 +225,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       log.info('shutting down: flushing documents');
       stopGenerating.abort();
       await jobs?.close().catch((e) => log.error('stopping analysis jobs failed', { err: e }));
+      await curated?.closeAll();
       await recordings.close().catch((e) => log.error('stopping TIFF imports failed', { err: e }));
       await kernels?.closeAll().catch((e) => log.error('stopping kernels failed', { err: e }));
       http.close();
@@ -220,5 +238,5 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       log.info('stopped');
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, recordings, log, ownerToken, agentTokenFile, agentLeases, close };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, agentLeases, close };
 }

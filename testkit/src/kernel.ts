@@ -73,7 +73,7 @@ export function addCell(doc: Y.Doc, kind: CellKind, source: string, name?: strin
 }
 
 /** Waits until the cell's run view satisfies `pred`; returns it. */
-export function waitRun(doc: Y.Doc, cellId: string, pred: (v: CellRunView) => boolean, message = `cell ${cellId}`, timeout = 20_000): Promise<CellRunView> {
+export function waitRun(doc: Y.Doc, cellId: string, pred: (v: CellRunView) => boolean, message = `cell ${cellId}`, timeout = 60_000): Promise<CellRunView> {
   return waitFor<CellRunView | null>(
     () => {
       const v = readCellRun(doc, cellId);

@@ -18,6 +18,7 @@ const MAX_ROWS = 1000;
 
 interface RoiRow {
   id: number;
+  /** The pipeline's decision (a table with edits written in keeps it in `pipeline_is_cell`). */
   isCell: boolean;
   /** Why the soma rule said no (empty for cells). */
   reason: string;
@@ -48,7 +49,7 @@ export function RoiList({ job, table, tableVersion }: { job: Job; table: string;
         setTotal(page.totalRows);
         setRows(
           page.rows
-            .map((r) => ({ id: asNumber(r.id) ?? 0, isCell: truthy(r.is_cell), reason: typeof r.reason === 'string' ? r.reason : '', snr: asNumber(r.snr), events: asNumber(r.events) }))
+            .map((r) => ({ id: asNumber(r.id) ?? 0, isCell: truthy('pipeline_is_cell' in r ? r.pipeline_is_cell : r.is_cell), reason: typeof r.reason === 'string' ? r.reason : '', snr: asNumber(r.snr), events: asNumber(r.events) }))
             .filter((r) => Number.isInteger(r.id) && r.id > 0),
         );
       },

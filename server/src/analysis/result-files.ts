@@ -8,7 +8,7 @@ import { readRegion } from '../volumes/sampling.ts';
 import type { Volumes } from '../volumes/volume-store.ts';
 
 /** One CSV line split into fields (double-quoted fields may hold commas and "" quotes). */
-function splitCsv(line: string): string[] {
+export function splitCsv(line: string): string[] {
   const out: string[] = [];
   let cur = '';
   let quoted = false;

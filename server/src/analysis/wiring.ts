@@ -2,12 +2,13 @@
  * Builds the server's `CalciumJobs` and `TiffImports` from their parts: document writes over a
  * Hocuspocus direct connection (server origin), live documents for stop signals, the server's job
  * limits, and (calcium) result tables stored the way uploads are (a sandboxed DuckDB import into
- * the workspace's tables) and registered in the workspace's data. Effects: none until jobs run.
+ * the workspace's tables) and registered in the workspace's data; people's ROI edits rewritten
+ * into those tables (curated-rois.ts). Effects: none until jobs run.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Hocuspocus } from '@hocuspocus/server';
-import { registerTable, serverOrigin } from '@plexus/shared';
+import { registerTable, serverOrigin, type JobRequester } from '@plexus/shared';
 import type * as Y from 'yjs';
 import type { ServerConfig } from '../config.ts';
 import { withDoc } from '../http/doc-access.ts';
@@ -16,13 +17,39 @@ import { importUpload } from '../kernel/uploads.ts';
 import type { Logger } from '../log.ts';
 import type { Volumes } from '../volumes/volume-store.ts';
 import { CalciumJobs } from './calcium-jobs.ts';
+import { CuratedRois } from './curated-rois.ts';
 import type { CalciumJobSpec } from './calcium-job-main.ts';
 import { TiffImports } from './tiff-jobs.ts';
 import type { TiffImportSpec } from './tiff-import-main.ts';
 
+/** Registers a CSV file as table `name` of workspace `ws` (stored the way uploads are), replacing one of that name. */
+export function resultTableRegistrar(deps: { config: ServerConfig; hocuspocus: Hocuspocus; kernels: KernelManager }) {
+  const { config, hocuspocus, kernels } = deps;
+  return async (ws: string, name: string, csvFile: string, by: JobRequester): Promise<void> => {
+    const stat = fs.statSync(csvFile);
+    const t = await importUpload({
+      body: fs.createReadStream(csvFile),
+      fileName: `${name}.csv`,
+      tableName: name,
+      contentLength: stat.size,
+      tablesDir: kernels.tablesDir(ws),
+      tmpDir: path.join(kernels.workspaceDir(ws), 'uploads-tmp'),
+      limits: { maxBytes: Math.max(config.uploadMaxBytes, stat.size), timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
+    });
+    await withDoc(hocuspocus, ws, (doc) =>
+      registerTable(doc, { name: t.name, fileName: `${name}.csv`, format: t.format, columns: t.columns, rows: t.rows, bytes: t.bytes, storedBytes: t.storedBytes, uploadedBy: { id: by.id, ...(by.name ? { name: by.name } : {}) }, created: Date.now() }, serverOrigin('calcium')),
+    );
+  };
+}
+
+/** People's ROI edits written into the result tables (they need the kernel too). */
+export function curatedRois(deps: { config: ServerConfig; hocuspocus: Hocuspocus; kernels: KernelManager; volumes: Volumes; log: Logger }): CuratedRois {
+  return new CuratedRois({ volumes: deps.volumes, log: deps.log, stateDir: (ws) => deps.kernels.workspaceDir(ws), registerTable: resultTableRegistrar(deps) });
+}
+
 /** The analysis jobs of a server (they need the kernel: their tables are kernel tables). */
 export function calciumJobs(deps: { config: ServerConfig; hocuspocus: Hocuspocus; kernels: KernelManager; volumes: Volumes; log: Logger; wrapSpec?: (s: CalciumJobSpec) => CalciumJobSpec }): CalciumJobs {
-  const { config, hocuspocus, kernels } = deps;
+  const { config, hocuspocus } = deps;
   return new CalciumJobs({
     dataDir: config.dataDir,
     volumes: deps.volumes,
@@ -31,21 +58,7 @@ export function calciumJobs(deps: { config: ServerConfig; hocuspocus: Hocuspocus
     change: (ws, f) => withDoc(hocuspocus, ws, f),
     wrapSpec: deps.wrapSpec,
     live: (ws) => (hocuspocus.documents.get(ws) as Y.Doc | undefined) ?? null,
-    async registerTable(ws, name, csvFile, by) {
-      const stat = fs.statSync(csvFile);
-      const t = await importUpload({
-        body: fs.createReadStream(csvFile),
-        fileName: `${name}.csv`,
-        tableName: name,
-        contentLength: stat.size,
-        tablesDir: kernels.tablesDir(ws),
-        tmpDir: path.join(kernels.workspaceDir(ws), 'uploads-tmp'),
-        limits: { maxBytes: Math.max(config.uploadMaxBytes, stat.size), timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
-      });
-      await withDoc(hocuspocus, ws, (doc) =>
-        registerTable(doc, { name: t.name, fileName: `${name}.csv`, format: t.format, columns: t.columns, rows: t.rows, bytes: t.bytes, storedBytes: t.storedBytes, uploadedBy: { id: by.id, ...(by.name ? { name: by.name } : {}) }, created: Date.now() }, serverOrigin('calcium')),
-      );
-    },
+    registerTable: resultTableRegistrar(deps),
   });
 }
 

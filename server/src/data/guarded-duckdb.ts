@@ -65,6 +65,30 @@ class Gate {
 
 const gate = new Gate(2, 32);
 
+const turns = new Map<string, Promise<void>>();
+/**
+ * Waits for this process's turn on a DuckDB file and returns its release. DuckDB refuses a second
+ * instance on a file the same process already has open ("Conflicting lock is held in <this
+ * process>"), so two people previewing one table at once got a 500: opens of one file take turns.
+ * ':memory:' needs no turn.
+ */
+export async function fileTurn(file: string): Promise<() => void> {
+  if (file === ':memory:') return () => {};
+  const prev = turns.get(file) ?? Promise.resolve();
+  let done!: () => void;
+  const mine = new Promise<void>((r) => (done = r));
+  const tail = prev.then(() => mine);
+  turns.set(file, tail);
+  await prev;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    done();
+    if (turns.get(file) === tail) turns.delete(file);
+  };
+}
+
 const interrupted = (e: unknown) => /^INTERRUPT Error/i.test((e as Error)?.message ?? '');
 
 /**
@@ -74,7 +98,12 @@ const interrupted = (e: unknown) => /^INTERRUPT Error/i.test((e as Error)?.messa
  * not wait for it (the instance is closed, and the gate released, when it does stop).
  */
 export async function withDuckDB<T>(path: string, limits: DataLimits, use: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-  const release = await gate.acquire();
+  const releaseGate = await gate.acquire();
+  const releaseFile = await fileTurn(path);
+  const release = () => {
+    releaseFile();
+    releaseGate();
+  };
   let inst: DuckDBInstance;
   let conn: DuckDBConnection;
   try {

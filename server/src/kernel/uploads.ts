@@ -12,7 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { createGunzip } from 'node:zlib';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { fileTurn } from '../data/guarded-duckdb.ts';
 import { isTableName, tableNameFromFile, type DataFormat, type TableColumn } from '@plexus/shared';
 import { SandboxedChild } from './child.ts';
 import { RUNNER_DIR } from './sandbox.ts';
@@ -185,8 +186,16 @@ function runImporter(
 /** Rows of a stored table (for the data panel), read-only. */
 export async function previewTable(file: string, offset: number, limit: number): Promise<{ columns: TableColumn[]; rows: Array<Record<string, unknown>>; totalRows: number }> {
   if (!fs.existsSync(file)) throw new UploadError(404, 'not-found', 'no such table');
-  const inst = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', threads: '1', max_memory: '256MB' });
-  const conn = await inst.connect();
+  const release = await fileTurn(file);
+  let inst: DuckDBInstance;
+  let conn: DuckDBConnection;
+  try {
+    inst = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', threads: '1', max_memory: '256MB' });
+    conn = await inst.connect();
+  } catch (e) {
+    release();
+    throw e;
+  }
   try {
     const reader = await conn.runAndReadAll(`SELECT * FROM data LIMIT ${Math.max(0, Math.min(1000, limit))} OFFSET ${Math.max(0, offset)}`);
     const total = Number((await conn.runAndReadAll('SELECT count(*) AS n FROM data')).getRowObjectsJS()[0]!.n);
@@ -195,5 +204,6 @@ export async function previewTable(file: string, offset: number, limit: number):
   } finally {
     conn.closeSync();
     inst.closeSync();
+    release();
   }
 }

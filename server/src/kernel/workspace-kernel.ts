@@ -338,7 +338,7 @@ export class WorkspaceKernel {
 
   private tick(): void {
     this.flushDeferred();
-    if (this.tablesSignature() !== this.tablesKey && !this.running) this.replaceSqlRuntime();
+    if (this.tablesSignature() !== this.tablesKey && !this.running) this.tablesChanged();
     this.processDeletions();
     for (const key of KERNEL_COMMANDS) {
       const cmd = readCommand(this.doc, key);
@@ -695,6 +695,23 @@ export class WorkspaceKernel {
     const full = rows.length > TABLE_PREVIEW_ROWS ? { columns: res.columns, rows: rows.map(jsonRow), totalRows: res.totalRows } : undefined;
     if (name) this.js.set(name, rows);
     return { ok: true, defines: name ? [name] : [], outputs: [table], full, table: res.materialized };
+  }
+
+  /**
+   * Tables were registered, replaced or removed: a fresh SQL runtime sees them, and the SQL cells
+   * that ran over a table that changed run again with their dependents, as after an edit upstream
+   * (a re-run analysis, people's ROI edits written into its tables, a new upload of a name).
+   */
+  private tablesChanged(): void {
+    const before = new Set(this.tablesKey.split(','));
+    const changed = new Set(listTables(this.doc).filter((t) => !before.has(`${t.name}:${t.created}`)).map((t) => t.name.toLowerCase()));
+    this.replaceSqlRuntime();
+    if (!changed.size) return;
+    const g = this.graph();
+    const readers = listCells(this.doc)
+      .filter((c) => c.kind === 'sql' && readExec(c) && (g.unresolved.get(c.id) ?? []).some((n) => changed.has(n.toLowerCase())))
+      .map((c) => c.id);
+    if (readers.length) this.enqueue(readers, 'upstream', null, null);
   }
 
   /** Starts a fresh SQL runtime (new upload, or the old one died): SQL values are lost. */

@@ -101,18 +101,37 @@ describe('calcium jobs', { timeout: 240_000 }, () => {
     expect(ev.spikes.medianR).toBeGreaterThan(0.3);
     const cellsTable = await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/data/query`, { sql: 'SELECT id FROM calcium_demo_rois WHERE is_cell = 1 ORDER BY id LIMIT 1' });
     const first = Number(cellsTable.json.rows[0].id);
+    // An SQL cell over the table, run once: it runs again by itself when the edits reach the table.
+    const counting = addCell(bob.doc, 'sql', 'SELECT count(*) AS n FROM calcium_demo_rois WHERE is_cell = 1', 'cell_count');
+    requestRun(bob.doc, counting, aliceUser, aliceOrigin);
+    const countIs = (n: number) => waitRun(bob.doc, counting, (v) => v.state === 'done' && JSON.stringify(v.outputs).includes(`{"n":${n}}`), `the SQL cell to count ${n}`, 60_000);
+    await countIs(ev.rois.detected);
     setRoiEdit(bob.doc, id, first, { action: 'delete', by: 'alice', at: Date.now() }, aliceOrigin);
+    await countIs(ev.rois.detected - 1);
     stages.add('after-delete'); // a new cell name for the second evaluation
     const after = await evaluate();
     expect(after.rois.detected).toBe(ev.rois.detected - 1);
+    // SQL sees the edit too: the server rewrote the table (and SQL cells over it re-run).
+    const roiRow = async (roi: number) => (await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/data/query`, { sql: `SELECT is_cell, pipeline_is_cell, edit FROM calcium_demo_rois WHERE id = ${roi}` })).json.rows?.[0] ?? null;
+    const sqlRow = (roi: number, want: Record<string, unknown>, message: string) =>
+      waitFor(async () => {
+        const row = await roiRow(roi);
+        return row && Object.entries(want).every(([k, v]) => String(row[k]) === String(v)) ? row : null;
+      }, { message, timeout: 60_000 });
+    await sqlRow(first, { is_cell: 0, pipeline_is_cell: 1, edit: 'deleted by alice' }, 'the deletion in SQL');
     // A person overrules the soma rule, either way: a cell called not a cell, then a cell again.
     const other = Number((await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/data/query`, { sql: `SELECT id FROM calcium_demo_rois WHERE is_cell = 1 AND id > ${first} ORDER BY id LIMIT 1` })).json.rows[0].id);
     setRoiEdit(bob.doc, id, other, { action: 'classify', cell: false, by: 'alice', at: Date.now() }, aliceOrigin);
     stages.add('not-a-cell');
     expect((await evaluate()).rois.detected).toBe(ev.rois.detected - 2);
+    await sqlRow(other, { is_cell: 0, pipeline_is_cell: 1, edit: 'marked not a cell by alice' }, 'the reclassification in SQL');
+    expect(Number((await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/data/query`, { sql: 'SELECT count(*) AS n FROM calcium_demo_rois WHERE is_cell = 1' })).json.rows[0].n)).toBe(ev.rois.detected - 2);
     setRoiEdit(bob.doc, id, other, { action: 'classify', cell: true, by: 'alice', at: Date.now() }, aliceOrigin);
     stages.add('a-cell-again');
     expect((await evaluate()).rois.detected).toBe(ev.rois.detected - 1);
+    await sqlRow(other, { is_cell: 1, edit: 'marked a cell by alice' }, 'a cell again in SQL');
+    setRoiEdit(bob.doc, id, other, null, aliceOrigin);
+    await sqlRow(other, { is_cell: 1, edit: null }, 'no edit in SQL'); // an empty CSV field reads as NULL
 
     // The figure: the mean image with every ROI outlined, after the edits, as a picture in the cell.
     const fig = addCell(bob.doc, 'code', `await calcium.figure(${JSON.stringify(id)})`);

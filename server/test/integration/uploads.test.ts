@@ -71,6 +71,10 @@ describe('uploads', () => {
     expect(p.status).toBe(200);
     expect(p.json).toMatchObject({ name: 'big', offset: 100, totalRows: 10_000 });
     expect(p.json.rows.map((x: any) => x.id)).toEqual([100, 101, 102, 103, 104]);
+    // Many people previewing one table at once: every one answered (DuckDB refuses a second
+    // instance on a file this process has open, so opens take turns; fileTurn's own test checks the order).
+    const many = await Promise.all(Array.from({ length: 12 }, () => api(ctx.server.url, ctx.server.ownerToken, 'GET', `/api/workspaces/${ws}/data/big/preview?offset=0&limit=3`)));
+    expect(many.map((r) => r.status)).toEqual(many.map(() => 200));
     // Deleting a table removes it from the registry and the disk.
     expect((await api(ctx.server.url, ctx.server.ownerToken, 'DELETE', `/api/workspaces/${ws}/data/gz`)).status).toBe(204);
     await waitFor(() => !getTable(b.doc, 'gz'));
