@@ -130,6 +130,30 @@ describe('registerMovie', () => {
     expect(progress.at(-1)).toBe(F);
   });
 
+  it('follows slow drift and sudden jumps (a bump of the stage) with the default shift limit', async () => {
+    const N = 128;
+    const F = 90;
+    const base = scene(N, N, 12);
+    const r = rng(5);
+    const truth: Array<[number, number]> = [];
+    const data = new Float32Array(N * N * F);
+    for (let f = 0; f < F; f++) {
+      // Drift of 4 px in x over the recording; the field jumps 9 px in y for frames 40–59, then 5 px back the other way.
+      const d: [number, number] = [Math.round(((4 * f) / F) * 10) / 10, f >= 40 && f < 60 ? 9 : f >= 60 ? -5 : 0];
+      truth.push(d);
+      const m = fourierShift(base, N, d[0], d[1]);
+      for (let i = 0; i < N * N; i++) data[f * N * N + i] = m[i]! + 2 * gaussian(r);
+    }
+    const reg = await registerMovie(movieSource({ width: N, height: N, frames: F, data }));
+    const med = (v: number[]) => v.sort((a, b) => a - b)[v.length >> 1]!;
+    const ox = med(truth.map((t, f) => reg.shifts[2 * f]! - t[0]));
+    const oy = med(truth.map((t, f) => reg.shifts[2 * f + 1]! - t[1]));
+    for (let f = 0; f < F; f++) {
+      expect(Math.abs(reg.shifts[2 * f]! - truth[f]![0] - ox)).toBeLessThan(0.2);
+      expect(Math.abs(reg.shifts[2 * f + 1]! - truth[f]![1] - oy)).toBeLessThan(0.2);
+    }
+  });
+
   it('stops between frames when aborted', async () => {
     const N = 32;
     const data = new Float32Array(N * N * 10).map((_, i) => (i * 7919) % 101);

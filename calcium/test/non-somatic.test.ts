@@ -1,6 +1,7 @@
 /**
- * Blood vessels are not cells: a dark vessel crossing the field, its lumen flickering as red blood
- * cells stream through, must not become a soma ROI, while the cells beside it are all found.
+ * Structures that are not somata are not cells: a dark blood vessel crossing the field, its lumen
+ * flickering as red blood cells stream through, and long thin active dendrites, beside somata that
+ * must all still be found.
  */
 import { describe, expect, it } from 'vitest';
 import { runPipeline } from '../src/pipeline.ts';
@@ -53,6 +54,31 @@ describe('vessels', () => {
       for (const roi of found) expect(roi.reason).toMatch(/blood vessel/);
       expect(onVessel.map((roi) => ({ id: roi.id, centroid: roi.centroid, reason: roi.reason }))).toEqual([]);
       for (const c of m.cells) expect(cells.filter((roi) => Math.hypot(roi.centroid[0] - c.cx, roi.centroid[1] - c.cy) < 3).length).toBe(1);
+    });
+  }
+});
+
+describe('dendrites', () => {
+  for (const seed of [31, 32]) {
+    it(`long thin active dendrites become no cell, and the somata beside them are found (seed ${seed})`, async () => {
+      const cells: SynthCell[] = [
+        { cx: 20, cy: 20, a: 5, brightness: 30, rate: 0.6 },
+        { cx: 76, cy: 24, a: 5, brightness: 30, rate: 0.6 },
+        { cx: 24, cy: 76, a: 5, brightness: 30, rate: 0.6 },
+        { cx: 78, cy: 78, a: 5, brightness: 30, rate: 0.6 },
+      ];
+      // Two dendrites, 44 and 36 px long, 3 px wide, firing on their own. (Where two dendrites
+      // cross or end on each other, the overlap is a bright blob that can pass as a soma.)
+      const dendrites: SynthCell[] = [
+        { cx: 48, cy: 48, a: 22, b: 1.5, theta: 0.6, brightness: 30, rate: 0.8 },
+        { cx: 48, cy: 88, a: 18, b: 1.5, theta: 0.1, brightness: 30, rate: 0.8 },
+      ];
+      const m = synthMovie({ width: 96, height: 96, frames: 400, frameRate: 30, tau: 0.7, cells: [...cells, ...dendrites], noise: 3, background: 40, seed, amplitude: 0.6 });
+      const res = await runPipeline(movieSource(m, 30), { tauDecay: 'GCaMP6f', diameter: 10 });
+      const found = res.rois.filter((roi) => roi.isCell);
+      for (const c of cells) expect(found.filter((roi) => Math.hypot(roi.centroid[0] - c.cx, roi.centroid[1] - c.cy) < 3).length).toBe(1);
+      // Nothing else is called a cell: every other cell ROI would lie on a dendrite.
+      expect(found.length).toBe(cells.length);
     });
   }
 });
