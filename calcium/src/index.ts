@@ -16,3 +16,4 @@ export * from './traces/index.ts';
 export * from './evaluation/index.ts';
 export * from './tiff/index.ts';
 export { INDICATOR_DECAY, resolveParams, runPipeline, type PipelineOptions, type PipelineParams, type PipelineResult, type ResolvedParams, type RoiResult } from './pipeline.ts';
+export { labelContours, loopPath, type Contours } from './figures/contours.ts';
