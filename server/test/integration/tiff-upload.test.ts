@@ -11,7 +11,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listJobs, readJob, requestJobStop, userOrigin, type Job } from '@plexus/shared';
+import { createCell, listJobs, listTables, readJob, readViewerState, requestJobStop, requestRun, userOrigin, type Job } from '@plexus/shared';
+import { synthMovie, type SynthCell } from '../../../calcium/test/synthetic.ts';
 import type { PlexusServer } from '../../src/app.ts';
 import { writeTiff } from '../../../calcium/test/tiff-writer.ts';
 import { api, hocuspocusClient, tmpDir, waitFor, type HpClient } from '@plexus/testkit';
@@ -122,6 +123,40 @@ describe('TIFF recording uploads', { timeout: 180_000 }, () => {
     expect(bytes.length).toBe(W * H * (F - 64) * 2);
     const voxels = new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.length / 2);
     expect(Array.from(voxels.subarray(W * H, 2 * W * H))).toEqual(pages[65]);
+  });
+
+  it('an uploaded recording of cells is analysed from a cell: tables and the ROI layer reach another person', async () => {
+    const ws = await newWorkspace(s);
+    const alice = await open(ws);
+    const bob = await open(ws);
+    // 48 × 48 px × 200 frames at 30 Hz of four firing cells, as a microscope would write it (uint16 pages).
+    const cells: SynthCell[] = [
+      { cx: 13, cy: 13, a: 4, brightness: 400, rate: 0.8 },
+      { cx: 35, cy: 14, a: 4, brightness: 400, rate: 0.8 },
+      { cx: 14, cy: 35, a: 4, brightness: 400, rate: 0.8 },
+      { cx: 34, cy: 34, a: 4, brightness: 400, rate: 0.8 },
+    ];
+    const m = synthMovie({ width: 48, height: 48, frames: 200, frameRate: 30, tau: 0.7, cells, noise: 40, background: 600, seed: 9, amplitude: 0.8 });
+    const n = 48 * 48;
+    const moviePages = Array.from({ length: m.frames }, (_, f) => Array.from(m.data.subarray(f * n, (f + 1) * n), (v) => Math.max(0, Math.min(65535, Math.round(v)))));
+    const tiff = writeTiff({ width: 48, height: 48, sampleType: 'uint16', pages: moviePages, description: `ImageJ=1.54f\nimages=${m.frames}\nframes=${m.frames}\nfinterval=${1 / 30}\n` });
+    const up = await upload(ws, 'name=cells.tif', tiff);
+    expect(up.status).toBe(202);
+    expect((await waitJob(bob, up.json.job, ended, 'import')).status).toBe('done');
+    // Alice runs the analysis from a cell; Bob's replica gets the job, its tables and its ROI layer.
+    const cell = createCell(alice.doc, { kind: 'code', author: 'alice', source: `const job = await calcium.start(${JSON.stringify(up.json.dataset)}, 'movie', { tauDecay: 'GCaMP6f' });\njob` }, userOrigin('alice', 'Alice'));
+    requestRun(alice.doc, cell, { id: 'alice', name: 'Alice' }, userOrigin('alice', 'Alice'));
+    const jobId = await waitFor(() => listJobs(bob.doc).find((j) => j.kind === 'calcium')?.id ?? null, { timeout: 60_000, message: 'the job on Bob' });
+    const done = await waitJob(bob, jobId, ended, 'analysis');
+    expect([done.status, done.error]).toEqual(['done', null]);
+    expect(done.requestedBy).toMatchObject({ id: 'alice', via: 'cell' });
+    const result = done.result as { dataset: string; tables: { rois: string; traces: string }; summary: { cells: number } };
+    expect(result.summary.cells).toBe(4);
+    await waitFor(() => ['rois', 'traces'].every((t) => listTables(bob.doc).some((x) => x.name === result.tables[t as 'rois'])), { message: 'tables on Bob' });
+    const layer = (readViewerState(bob.doc).layers as Array<{ type?: string; source?: { url?: string } }> | undefined)?.find((l) => l.source?.url === `precomputed://plexus://volumes/${result.dataset}/rois`);
+    expect(layer?.type).toBe('segmentation');
+    const q = await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/data/query`, { sql: `SELECT count(*) AS n FROM ${result.tables.rois} WHERE is_cell = 1` });
+    expect(Number(q.json.rows[0].n)).toBe(4);
   });
 
   it('a truncated file or one without a frame rate: the job ends in the importer\'s error, nothing is left', async () => {
