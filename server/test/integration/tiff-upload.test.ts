@@ -147,7 +147,7 @@ describe('TIFF recording uploads', { timeout: 180_000 }, () => {
     const cell = createCell(alice.doc, { kind: 'code', author: 'alice', source: `const job = await calcium.start(${JSON.stringify(up.json.dataset)}, 'movie', { tauDecay: 'GCaMP6f' });\njob` }, userOrigin('alice', 'Alice'));
     requestRun(alice.doc, cell, { id: 'alice', name: 'Alice' }, userOrigin('alice', 'Alice'));
     const jobId = await waitFor(() => listJobs(bob.doc).find((j) => j.kind === 'calcium')?.id ?? null, { timeout: 60_000, message: 'the job on Bob' });
-    const done = await waitJob(bob, jobId, ended, 'analysis');
+    const done = await waitJob(bob, jobId!, ended, 'analysis');
     expect([done.status, done.error]).toEqual(['done', null]);
     expect(done.requestedBy).toMatchObject({ id: 'alice', via: 'cell' });
     const result = done.result as { dataset: string; tables: { rois: string; traces: string }; summary: { cells: number } };
