@@ -2,7 +2,7 @@
  * Calcium pipeline benchmark: accuracy and speed from the same run, against the simulator's
  * ground truth, next to a naive baseline (threshold the mean image, raw ROI means).
  *
- *   node --import tsx bench/calcium.ts [--config=demo|large|other|all] [--seeds=1,2]
+ *   node --import tsx bench/calcium.ts [--config=demo|large|other|all] [--seeds=1,2] [--piecewise=128]
  *
  * Configurations: `demo` (256² × 900 frames, 30 Hz, GCaMP6f 0.7 s, 60 cells — the demo recording's
  * generator), `large` (512² × 3,000 frames, 200 cells), `other` (other physics: 15 Hz, 1.2 s decay,
@@ -33,6 +33,8 @@ const CONFIGS: Record<string, Partial<CalciumParams>> = {
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const configs = (args.config ?? 'demo') === 'all' ? Object.keys(CONFIGS) : (args.config ?? 'demo').split(',');
 const seeds = (args.seeds ?? '1').split(',').map(Number);
+/** Rigid registration, and piecewise-rigid in blocks of `--piecewise=<px>` beside it when asked. */
+const variants: Array<number | undefined> = [undefined, ...(args.piecewise ? [Number(args.piecewise)] : [])];
 
 /** Renders the movie to a raw uint16 file and gives a FrameSource that streams it back. */
 function renderToDisk(truth: CalciumTruth, file: string): FrameSource {
@@ -140,40 +142,46 @@ for (const config of configs) {
     try {
       const src = renderToDisk(truth, path.join(dir, 'movie.u16'));
       const P = truth.params;
-      global.gc?.();
-      const rss0 = process.memoryUsage().rss;
-      let peak = rss0;
-      const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
-      const t0 = performance.now();
-      const res: PipelineResult = await runPipeline(src, { frameRate: P.frameRate, tauDecay: P.tauDecay }, { onProgress: () => (peak = Math.max(peak, process.memoryUsage().rss)) });
-      const total = performance.now() - t0;
-      clearInterval(sample);
-      peak = Math.max(peak, process.memoryUsage().rss);
-      // The template sits where the frames' median shift puts it: move the truth there (evaluation only).
-      const dx: number[] = [];
-      const dy: number[] = [];
-      for (let f = 0; f < P.frames; f++) {
-        dx.push(res.registration.shifts[2 * f]! - truth.shifts[2 * f]!);
-        dy.push(res.registration.shifts[2 * f + 1]! - truth.shifts[2 * f + 1]!);
+      let res!: PipelineResult;
+      let truthR!: ReturnType<typeof truthRois>;
+      let snr!: ReturnType<typeof peakSnrs>;
+      let byId!: Map<number, CalciumTruth['neurons'][number]>;
+      for (const blockSize of variants) {
+        global.gc?.();
+        const rss0 = process.memoryUsage().rss;
+        let peak = rss0;
+        const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+        const t0 = performance.now();
+        res = await runPipeline(src, { frameRate: P.frameRate, tauDecay: P.tauDecay, ...(blockSize ? { blockSize } : {}) }, { onProgress: () => (peak = Math.max(peak, process.memoryUsage().rss)) });
+        const total = performance.now() - t0;
+        clearInterval(sample);
+        peak = Math.max(peak, process.memoryUsage().rss);
+        // The template sits where the frames' median shift puts it: move the truth there (evaluation only).
+        const dx: number[] = [];
+        const dy: number[] = [];
+        for (let f = 0; f < P.frames; f++) {
+          dx.push(res.registration.shifts[2 * f]! - truth.shifts[2 * f]!);
+          dy.push(res.registration.shifts[2 * f + 1]! - truth.shifts[2 * f + 1]!);
+        }
+        const ox = Math.round(median(dx));
+        const oy = Math.round(median(dy));
+        const shiftErr = dx.reduce((m, v, f) => Math.max(m, Math.abs(v - median(dx)), Math.abs(dy[f]! - median(dy))), 0);
+        truthR = truthRois(truth, ox, oy);
+        snr = peakSnrs(truth);
+        const cells = res.rois.filter((r) => r.isCell);
+        const m = matchRois(cells, truthR, { width: P.width, height: P.height, binarize: 0.5, truthSnr: snr });
+        byId = new Map(truth.neurons.map((n) => [n.id, n]));
+        const idx = new Map(res.rois.map((r, k) => [r.id, k]));
+        const tr = m.matches.map((x) => pearson(res.traces.dff[idx.get(x.detected)!]!, byId.get(x.truth)!.dff));
+        const cr = m.matches.map((x) => pearson(res.traces.denoised[idx.get(x.detected)!]!, byId.get(x.truth)!.dff));
+        const sr = m.matches.filter((x) => !byId.get(x.truth)!.silent).map((x) => spikeCorrelation(res.traces.spikes[idx.get(x.detected)!]!, byId.get(x.truth)!.spikeTimes, { frameRate: P.frameRate }));
+        const t = res.timings;
+        rows.push({
+          config, seed, method: blockSize ? `plexus, piecewise ${blockSize} px` : 'plexus', f1: m.f1, p: m.precision, r: m.recall, hiF1: m.highSnr!.f1, hiP: m.highSnr!.precision, hiR: m.highSnr!.recall,
+          traceR: finiteMedian(tr), denoisedR: finiteMedian(cr), spikeR: finiteMedian(sr), fps: P.frames / (total / 1000), peakMb: (peak - rss0) / 2 ** 20,
+          stages: `reg ${(t.registration / 1000).toFixed(1)} s · det ${(t.detection / 1000).toFixed(1)} s · extr ${(t.extraction / 1000).toFixed(1)} s · traces ${(t.traces / 1000).toFixed(1)} s · shift err ≤ ${shiftErr.toFixed(2)} px · ${res.rois.length} ROIs (${cells.length} cells) · d ${res.params.diameter.toFixed(1)} px`,
+        });
       }
-      const ox = Math.round(median(dx));
-      const oy = Math.round(median(dy));
-      const shiftErr = dx.reduce((m, v, f) => Math.max(m, Math.abs(v - median(dx)), Math.abs(dy[f]! - median(dy))), 0);
-      const truthR = truthRois(truth, ox, oy);
-      const snr = peakSnrs(truth);
-      const cells = res.rois.filter((r) => r.isCell);
-      const m = matchRois(cells, truthR, { width: P.width, height: P.height, binarize: 0.5, truthSnr: snr });
-      const byId = new Map(truth.neurons.map((n) => [n.id, n]));
-      const idx = new Map(res.rois.map((r, k) => [r.id, k]));
-      const tr = m.matches.map((x) => pearson(res.traces.dff[idx.get(x.detected)!]!, byId.get(x.truth)!.dff));
-      const cr = m.matches.map((x) => pearson(res.traces.denoised[idx.get(x.detected)!]!, byId.get(x.truth)!.dff));
-      const sr = m.matches.filter((x) => !byId.get(x.truth)!.silent).map((x) => spikeCorrelation(res.traces.spikes[idx.get(x.detected)!]!, byId.get(x.truth)!.spikeTimes, { frameRate: P.frameRate }));
-      const t = res.timings;
-      rows.push({
-        config, seed, method: 'plexus', f1: m.f1, p: m.precision, r: m.recall, hiF1: m.highSnr!.f1, hiP: m.highSnr!.precision, hiR: m.highSnr!.recall,
-        traceR: finiteMedian(tr), denoisedR: finiteMedian(cr), spikeR: finiteMedian(sr), fps: P.frames / (total / 1000), peakMb: (peak - rss0) / 2 ** 20,
-        stages: `reg ${(t.registration / 1000).toFixed(1)} s · det ${(t.detection / 1000).toFixed(1)} s · extr ${(t.extraction / 1000).toFixed(1)} s · traces ${(t.traces / 1000).toFixed(1)} s · shift err ≤ ${shiftErr.toFixed(2)} px · ${res.rois.length} ROIs (${cells.length} cells) · d ${res.params.diameter.toFixed(1)} px`,
-      });
       // Naive baseline on the same recording (no registration: it has none).
       const nv = await naive(src, res.images.mean, res.params.diameter);
       const nm = matchRois(nv.rois, truthR, { width: P.width, height: P.height, truthSnr: snr });
@@ -188,7 +196,7 @@ for (const config of configs) {
         return spikeCorrelation(d.map((v, i) => (i ? Math.max(0, v - d[i - 1]!) : 0)), byId.get(x.truth)!.spikeTimes, { frameRate: P.frameRate });
       });
       rows.push({ config, seed, method: 'naive (mean image)', f1: nm.f1, p: nm.precision, r: nm.recall, hiF1: nm.highSnr!.f1, hiP: nm.highSnr!.precision, hiR: nm.highSnr!.recall, traceR: finiteMedian(ntr), denoisedR: NaN, spikeR: finiteMedian(nsr), fps: NaN, peakMb: NaN, stages: `${nv.rois.length} ROIs` });
-      const last = rows.at(-2)!;
+      const last = rows.find((x) => x.config === config && x.seed === seed && x.method === 'plexus')!;
       console.log(`${config} seed ${seed}: F1 ${last.f1.toFixed(3)} (SNR≥5 ${last.hiF1.toFixed(3)}), trace r ${last.traceR.toFixed(3)}, spike r ${last.spikeR.toFixed(3)}, ${last.fps.toFixed(1)} frames/s — ${last.stages}`);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

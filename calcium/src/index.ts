@@ -1,6 +1,7 @@
 /** @plexus/calcium: the public API (each stage on its own, and the whole pipeline). */
 export * from './types.ts';
-export { registerMovie, registeredSource, type Registration, type RegistrationOptions } from './registration/register.ts';
+export { registerMovie, registeredSource, type PiecewiseShifts, type Registration, type RegistrationOptions } from './registration/register.ts';
+export { blockCorrelator, blockCount, blockGrid, blockWarper, type BlockGrid } from './registration/piecewise.ts';
 export { computeReference, type ReferenceOptions } from './registration/reference.ts';
 export { phaseCorrelator, type PhaseCorrelator, type PhaseCorrelationOptions, type Shift } from './registration/phase-correlation.ts';
 export { shiftFrame } from './registration/shift.ts';

@@ -1,8 +1,9 @@
 /**
  * The whole analysis of one recording, stage after stage, streamed over the frames so that a
  * movie larger than memory can be analysed:
- *   1. registration — template, then every frame's rigid shift (one pass; the corrected frames
- *      feed the mean / max projections and the binned movie);
+ *   1. registration — template, then every frame's rigid shift, optionally per-block shifts on
+ *      top (piecewise-rigid; one pass: the corrected frames feed the mean / max projections and
+ *      the binned movie);
  *   2. detection — activity movie, local-correlation image, ROIs from activity and anatomy;
  *   3. extraction — a second pass over the frames (shifts replayed): F, neuropil, F − r·Fneu;
  *   4. traces — ΔF/F with a running baseline, OASIS deconvolution (the indicator's decay as a
@@ -38,6 +39,11 @@ export interface PipelineParams {
   diameter?: number;
   /** Largest motion searched, pixels (default: a tenth of the estimation crop). */
   maxShift?: number;
+  /**
+   * Piecewise-rigid registration after the rigid one, in blocks of this many pixels (Suite2p's
+   * default is 128); absent: rigid only. For motion that differs across the field.
+   */
+  blockSize?: number;
   /** Temporal bin for detection, seconds (default: the decay time constant). */
   binSeconds?: number;
   /** Detection options (thresholds; see DetectionOptions). */
@@ -60,6 +66,7 @@ export interface ResolvedParams {
   tauDecay: number;
   diameter: number;
   maxShift: number | null;
+  blockSize: number | null;
   binFrames: number;
   neuropilCoefficient: number;
   baselineSeconds: number;
@@ -101,6 +108,7 @@ export function resolveParams(src: FrameSource, p: PipelineParams = {}): Omit<Re
     tauDecay = known;
   } else tauDecay = p.tauDecay ?? INDICATOR_DECAY.GCaMP6f!;
   if (!(tauDecay > 0 && tauDecay < 60)) throw new Error(`tauDecay must be between 0 and 60 s (got ${tauDecay})`);
+  if (p.blockSize !== undefined && !(p.blockSize >= 16 && p.blockSize <= Math.max(src.width, src.height))) throw new Error(`blockSize must be between 16 px and the frame's size (got ${p.blockSize})`);
   if (p.diameter !== undefined && !(p.diameter >= 3 && p.diameter <= Math.min(src.width, src.height))) throw new Error(`diameter must be between 3 px and the frame's size (got ${p.diameter})`);
   // Bins of about one decay, but at least 30 of them: correlations over fewer samples are noise.
   const binFrames = Math.max(1, Math.min(Math.floor(src.frames / 30) || 1, Math.round((p.binSeconds ?? tauDecay) * frameRate)));
@@ -109,6 +117,7 @@ export function resolveParams(src: FrameSource, p: PipelineParams = {}): Omit<Re
     tauDecay,
     diameter: p.diameter ?? null,
     maxShift: p.maxShift ?? null,
+    blockSize: p.blockSize ?? null,
     binFrames,
     neuropilCoefficient: p.neuropilCoefficient ?? 0.7,
     baselineSeconds: Math.min(p.baselineSeconds ?? 60, src.frames / frameRate),
@@ -127,7 +136,9 @@ export async function runPipeline(src: FrameSource, p: PipelineParams = {}, opts
   if (opts.reuseRegistration) {
     registration = opts.reuseRegistration;
     if (registration.shifts.length !== 2 * src.frames) throw new Error('the registration to reuse belongs to another recording (frame count differs)');
-    const reg = registeredSource(src, registration.shifts);
+    if ((registration.piecewise ? registration.piecewise.grid : null) === null ? r.blockSize !== null : r.blockSize === null)
+      throw new Error('the registration to reuse was made with another blockSize (rigid vs piecewise-rigid)');
+    const reg = registeredSource(src, registration.shifts, registration.piecewise);
     const buf = new Float32Array(W * H);
     for (let f = 0; f < src.frames; f++) {
       if (opts.signal?.aborted) throw opts.signal.reason;
@@ -136,7 +147,7 @@ export async function runPipeline(src: FrameSource, p: PipelineParams = {}, opts
       if (f % 50 === 0) opts.onProgress?.({ stage: 'registration', done: f + 1, total: src.frames });
     }
   } else {
-    registration = await registerMovie(src, { maxShift: r.maxShift ?? undefined, signal: opts.signal, onProgress: opts.onProgress, onFrame: (f, c) => acc.add(f, c) });
+    registration = await registerMovie(src, { maxShift: r.maxShift ?? undefined, blockSize: r.blockSize ?? undefined, signal: opts.signal, onProgress: opts.onProgress, onFrame: (f, c) => acc.add(f, c) });
   }
   const timings = { registration: performance.now() - t, detection: 0, extraction: 0, traces: 0 };
 
@@ -154,7 +165,7 @@ export async function runPipeline(src: FrameSource, p: PipelineParams = {}, opts
 
   t = performance.now();
   const masks = extractionMasks(det.rois, W, H, { border });
-  const traces = await extractTraces(registeredSource(src, registration.shifts), masks, { neuropilCoefficient: r.neuropilCoefficient, signal: opts.signal, onProgress: opts.onProgress });
+  const traces = await extractTraces(registeredSource(src, registration.shifts, registration.piecewise), masks, { neuropilCoefficient: r.neuropilCoefficient, signal: opts.signal, onProgress: opts.onProgress });
   timings.extraction = performance.now() - t;
 
   t = performance.now();

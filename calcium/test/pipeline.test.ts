@@ -74,6 +74,20 @@ describe('runPipeline', () => {
     expect(again.params.neuropilCoefficient).toBe(0.5);
   });
 
+  it('registers piecewise-rigid on request: the same cells, the block shifts recorded and reused only for the same blockSize', async () => {
+    const { src } = rec;
+    const first = await firstRun;
+    const pw = await runPipeline(src, { tauDecay: 'GCaMP6f', blockSize: 48 });
+    expect(pw.params.blockSize).toBe(48);
+    expect(pw.registration.piecewise!.grid.xs.length).toBe(3); // 96 px in blocks of 48: ceil(1.5 · 96 / 48)
+    expect(pw.rois.filter((r) => r.isCell).length).toBe(first.rois.filter((r) => r.isCell).length);
+    const again = await runPipeline(src, { tauDecay: 'GCaMP6f', blockSize: 48, neuropilCoefficient: 0.5 }, { reuseRegistration: pw.registration });
+    expect(again.rois.length).toBe(pw.rois.length);
+    await expect(runPipeline(src, { tauDecay: 'GCaMP6f' }, { reuseRegistration: pw.registration })).rejects.toThrow(/another blockSize/);
+    await expect(runPipeline(src, { blockSize: 48 }, { reuseRegistration: first.registration })).rejects.toThrow(/another blockSize/);
+    expect(() => resolveParams(src, { blockSize: 8 })).toThrow(/blockSize must be between 16 px/);
+  });
+
   it('is interrupted between frames and says why parameters are wrong', async () => {
     const { src } = rec;
     const ac = new AbortController();

@@ -41,6 +41,7 @@ const startCalcium = defineTool({
           tauDecay: { anyOf: [{ type: 'number', exclusiveMinimum: 0, maximum: 60 }, { type: 'string', maxLength: 40 }] },
           diameter: { type: 'number', minimum: 3, maximum: 500 },
           maxShift: { type: 'integer', minimum: 1, maximum: 200 },
+          blockSize: { type: 'integer', minimum: 16, maximum: 4096, description: 'piecewise-rigid registration in blocks of this many pixels (e.g. 128) when motion differs across the field; omit for rigid' },
           neuropilCoefficient: { type: 'number', minimum: 0, maximum: 2 },
           baselineSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
         },

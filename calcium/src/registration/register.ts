@@ -1,6 +1,7 @@
 /**
- * Rigid motion correction of a whole recording, streamed frame by frame: each frame's shift
- * against the template (phase correlation), the corrected frame handed to the caller (who
+ * Motion correction of a whole recording, streamed frame by frame: each frame's rigid shift
+ * against the template (phase correlation), optionally followed by piecewise-rigid correction
+ * (`blockSize`: per-block shifts, piecewise.ts); the corrected frame is handed to the caller (who
  * accumulates what later stages need: projections, a binned movie), never the whole movie in
  * memory. `registeredSource` replays the correction from stored shifts for later passes.
  * Pure (CPU only) apart from reading frames through the FrameSource.
@@ -8,6 +9,7 @@
 import { checkAborted, type FrameSource, type LongWork } from '../types.ts';
 import { phaseCorrelator, type PhaseCorrelationOptions } from './phase-correlation.ts';
 import { computeReference, type ReferenceOptions } from './reference.ts';
+import { blockCorrelator, blockCount, blockGrid, blockWarper, type BlockGrid } from './piecewise.ts';
 import { shiftFrame } from './shift.ts';
 
 export interface RegistrationOptions extends ReferenceOptions, PhaseCorrelationOptions, LongWork {
@@ -15,6 +17,17 @@ export interface RegistrationOptions extends ReferenceOptions, PhaseCorrelationO
   template?: Float32Array;
   /** Called with each corrected frame (the buffer is reused: copy what you keep). */
   onFrame?: (frame: number, corrected: Float32Array) => void;
+  /** Piecewise-rigid correction after the rigid one, in blocks of this many pixels (Suite2p's 128 is a good start); absent: rigid only. */
+  blockSize?: number;
+  /** Largest shift of a block beyond the frame's rigid shift (default a tenth of a block, at least 3). */
+  maxBlockShift?: number;
+}
+
+/** The piecewise-rigid part of a registration. */
+export interface PiecewiseShifts {
+  grid: BlockGrid;
+  /** Per frame, per block (row by row) [dx, dy] beyond the rigid shift. */
+  shifts: Float32Array;
 }
 
 export interface Registration {
@@ -23,8 +36,10 @@ export interface Registration {
   shifts: Float32Array;
   /** Per frame: normalised cross-correlation with the template at the shift found (−1…1). */
   peaks: Float32Array;
-  /** Largest |shift| in pixels: a border this wide holds repeated edge pixels. */
+  /** Largest |shift| in pixels (rigid and per block together): a border this wide holds repeated edge pixels. */
   maxAbsShift: number;
+  /** Present when the registration was piecewise-rigid. */
+  piecewise?: PiecewiseShifts;
 }
 
 /** Estimates every frame's rigid shift and hands each corrected frame to `onFrame`. */
@@ -37,7 +52,15 @@ export async function registerMovie(src: FrameSource, opts: RegistrationOptions 
   const peaks = new Float32Array(F);
   const raw = new Float32Array(W * H);
   const corrected = new Float32Array(W * H);
+  const grid = opts.blockSize ? blockGrid(W, H, opts.blockSize) : null;
+  const blocks = grid ? blockCorrelator(grid, { maxShift: opts.maxBlockShift }) : null;
+  const warp = grid ? blockWarper(grid) : null;
+  const n = grid ? blockCount(grid) : 0;
+  const blockShifts = new Float32Array(2 * n * F);
+  const warped = grid ? new Float32Array(W * H) : null;
+  blocks?.setTemplate(template);
   let maxAbsShift = 0;
+  let maxBlock = 0;
   const every = Math.max(1, Math.floor(F / 100));
   for (let f = 0; f < F; f++) {
     checkAborted(opts.signal);
@@ -47,19 +70,27 @@ export async function registerMovie(src: FrameSource, opts: RegistrationOptions 
     shifts[2 * f + 1] = s.dy;
     peaks[f] = s.peak;
     maxAbsShift = Math.max(maxAbsShift, Math.abs(s.dx), Math.abs(s.dy));
-    if (opts.onFrame) {
-      shiftFrame(raw, W, H, s.dx, s.dy, corrected);
-      opts.onFrame(f, corrected);
-    }
+    if (opts.onFrame || blocks) shiftFrame(raw, W, H, s.dx, s.dy, corrected);
+    if (blocks && warp && warped) {
+      const mine = blockShifts.subarray(2 * n * f, 2 * n * (f + 1));
+      blocks.estimate(corrected, mine);
+      for (const v of mine) maxBlock = Math.max(maxBlock, Math.abs(v));
+      warp(corrected, mine, warped);
+      opts.onFrame?.(f, warped);
+    } else opts.onFrame?.(f, corrected);
     if (f % every === 0 || f === F - 1) opts.onProgress?.({ stage: 'registration', done: f + 1, total: F });
   }
+  if (grid) return { template, shifts, peaks, maxAbsShift: maxAbsShift + maxBlock, piecewise: { grid, shifts: blockShifts } };
   return { template, shifts, peaks, maxAbsShift };
 }
 
-/** A FrameSource that reads `src` and applies stored shifts (for passes after registration). */
-export function registeredSource(src: FrameSource, shifts: Float32Array): FrameSource {
+/** A FrameSource that reads `src` and applies stored shifts, rigid and per block (for passes after registration). */
+export function registeredSource(src: FrameSource, shifts: Float32Array, piecewise?: PiecewiseShifts): FrameSource {
   const { width: W, height: H } = src;
   const raw = new Float32Array(W * H);
+  const rigid = piecewise ? new Float32Array(W * H) : null;
+  const warp = piecewise ? blockWarper(piecewise.grid) : null;
+  const n = piecewise ? 2 * blockCount(piecewise.grid) : 0;
   return {
     width: W,
     height: H,
@@ -67,7 +98,9 @@ export function registeredSource(src: FrameSource, shifts: Float32Array): FrameS
     frameRate: src.frameRate,
     async read(f, out) {
       await src.read(f, raw);
-      shiftFrame(raw, W, H, shifts[2 * f]!, shifts[2 * f + 1]!, out);
+      if (!piecewise || !rigid || !warp) return shiftFrame(raw, W, H, shifts[2 * f]!, shifts[2 * f + 1]!, out);
+      shiftFrame(raw, W, H, shifts[2 * f]!, shifts[2 * f + 1]!, rigid);
+      warp(rigid, piecewise.shifts.subarray(n * f, n * (f + 1)), out);
     },
   };
 }

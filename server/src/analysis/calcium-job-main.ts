@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import { runPipeline, type PipelineParams } from '@plexus/calcium/pipeline';
 import type { Registration } from '@plexus/calcium/registration/register';
+import { blockCount, type BlockGrid } from '@plexus/calcium/registration/piecewise';
 import { writeCalciumResult } from './calcium-results.ts';
 import { movieSource } from './movie-source.ts';
 
@@ -21,7 +22,7 @@ export interface CalciumJobSpec {
   frameRate?: number;
   params: PipelineParams;
   outDir: string;
-  /** Where this movie's registration is cached (reused when the movie and maxShift are the same). */
+  /** Where this movie's registration is cached (reused when the movie, maxShift and blockSize are the same). */
   registrationCache?: string;
   /** Tests only: the job waits (until stopped) when it first reads this frame. */
   holdAtFrame?: number;
@@ -33,15 +34,17 @@ function readCache(file: string | undefined, frames: number, width: number, heig
   if (!file || !fs.existsSync(file)) return undefined;
   try {
     const buf = fs.readFileSync(file);
-    const head = JSON.parse(buf.subarray(0, buf.indexOf(10)).toString('utf8')) as { frames: number; width: number; height: number; maxAbsShift: number };
+    const head = JSON.parse(buf.subarray(0, buf.indexOf(10)).toString('utf8')) as { frames: number; width: number; height: number; maxAbsShift: number; grid?: BlockGrid };
     if (head.frames !== frames || head.width !== width || head.height !== height) return undefined;
     const body = buf.subarray(buf.indexOf(10) + 1);
     const f32 = new Float32Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength));
+    const rest = 3 * frames + width * height;
     return {
       shifts: f32.slice(0, 2 * frames),
       peaks: f32.slice(2 * frames, 3 * frames),
-      template: f32.slice(3 * frames, 3 * frames + width * height),
+      template: f32.slice(3 * frames, rest),
       maxAbsShift: head.maxAbsShift,
+      ...(head.grid ? { piecewise: { grid: head.grid, shifts: f32.slice(rest, rest + 2 * blockCount(head.grid) * frames) } } : {}),
     };
   } catch {
     return undefined;
@@ -49,11 +52,13 @@ function readCache(file: string | undefined, frames: number, width: number, heig
 }
 
 function writeCache(file: string, reg: Registration, frames: number, width: number, height: number): void {
-  const head = Buffer.from(JSON.stringify({ frames, width, height, maxAbsShift: reg.maxAbsShift }) + '\n');
-  const body = new Float32Array(3 * frames + width * height);
+  const head = Buffer.from(JSON.stringify({ frames, width, height, maxAbsShift: reg.maxAbsShift, ...(reg.piecewise ? { grid: reg.piecewise.grid } : {}) }) + '\n');
+  const rest = 3 * frames + width * height;
+  const body = new Float32Array(rest + (reg.piecewise?.shifts.length ?? 0));
   body.set(reg.shifts, 0);
   body.set(reg.peaks, 2 * frames);
   body.set(reg.template, 3 * frames);
+  if (reg.piecewise) body.set(reg.piecewise.shifts, rest);
   const tmp = `${file}.tmp-${process.pid}`;
   fs.writeFileSync(tmp, Buffer.concat([head, Buffer.from(body.buffer)]));
   fs.renameSync(tmp, file);

@@ -29,6 +29,7 @@ export const calciumParamsSchema = z.strictObject({
   tauDecay: z.union([z.number().positive().max(60), z.string().max(40)]).optional(),
   diameter: z.number().min(3).max(500).optional(),
   maxShift: z.number().int().min(1).max(200).optional(),
+  blockSize: z.number().int().min(16).max(4096).optional(),
   binSeconds: z.number().positive().max(60).optional(),
   neuropilCoefficient: z.number().min(0).max(2).optional(),
   baselineSeconds: z.number().positive().max(3600).optional(),
@@ -134,7 +135,7 @@ export class CalciumJobs {
     await this.opts.change(ws, (doc) => createJob(doc, { id, kind: 'calcium', title, input: { dataset: input.dataset, layer: input.layer, paramsKey }, params: { ...params, frameRate } as never, requestedBy: by, created: Date.now() }, serverOriginFor('calcium')));
     const dir = path.join(this.workDir, id);
     fs.mkdirSync(dir, { recursive: true });
-    const cacheKey = `${input.dataset}__${input.layer}__${params.maxShift ?? 'auto'}`.replace(/[^A-Za-z0-9_.-]/g, '_');
+    const cacheKey = `${input.dataset}__${input.layer}__${params.maxShift ?? 'auto'}__${params.blockSize ?? 'rigid'}`.replace(/[^A-Za-z0-9_.-]/g, '_');
     const spec: CalciumJobSpec = { layerDir, source, title, frameRate, params: { ...params, frameRate }, outDir: path.join(dir, 'out'), registrationCache: path.join(this.cacheDir, `${cacheKey}.registration`) };
     fs.mkdirSync(spec.outDir);
     const prefix = input.dataset.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').replace(/^(?=[0-9])/, 't_').slice(0, 40) || 'calcium';

@@ -156,6 +156,21 @@ describe('calcium jobs', { timeout: 240_000 }, () => {
     const second = (await waitJob(bob, again.json.job, (j) => j.status === 'done' || j.status === 'error', 'second job'))!;
     expect(second.status).toBe('done');
     expect((second.result as { reusedRegistration: boolean }).reusedRegistration).toBe(true);
+
+    // Piecewise-rigid registration on request: cached apart from the rigid one, and reused for itself.
+    const startDone = async (params: Record<string, unknown>) => {
+      const r = await api(s.url, s.ownerToken, 'POST', `/api/workspaces/${ws}/jobs`, { kind: 'calcium', dataset: 'calcium-demo', layer: 'movie', params });
+      expect(r.status, JSON.stringify(r.json)).toBe(201);
+      const j = (await waitJob(bob, r.json.job, (x) => x.status === 'done' || x.status === 'error', 'piecewise job'))!;
+      expect([j.status, j.error]).toEqual(['done', null]);
+      return j;
+    };
+    const pw = await startDone({ blockSize: 48 });
+    expect(pw.params).toMatchObject({ blockSize: 48 });
+    expect((pw.result as { reusedRegistration: boolean }).reusedRegistration).toBe(false);
+    const pwAgain = await startDone({ blockSize: 48, neuropilCoefficient: 0.5 });
+    expect((pwAgain.result as { reusedRegistration: boolean }).reusedRegistration).toBe(true);
+    expect((pwAgain.result as { summary: { rois: number } }).summary.rois).toBe((pw.result as { summary: { rois: number } }).summary.rois);
   });
 
   it('a person stops a running job: it ends stopped and publishes nothing', async () => {
