@@ -161,6 +161,17 @@ test('Alice analyses the demo movie; Bob follows it, gets the ROI layer, and see
   await expect(cell.getByTestId('cell-status')).toHaveAttribute('data-state', 'done', { timeout: 60_000 });
   await expect(cell.getByTestId('table-range')).toContainText(cells > 0 ? `of ${cells.toLocaleString('en')}` : 'no rows');
 
+  // Figure: a code cell drawing the ROIs on the mean image, shown as a picture to Alice and Bob.
+  await alice.page.getByTestId('job-figure').click();
+  const figCell = alice.page.locator('[data-testid="cell"][data-kind="code"]').filter({ hasText: 'calcium.figure' });
+  await expect(figCell).toHaveCount(1);
+  await expect(figCell.getByTestId('cell-status')).toHaveAttribute('data-state', 'done', { timeout: 60_000 });
+  for (const p of [alice.page, bob.page]) {
+    const img = p.locator('[data-testid="cell"][data-kind="code"]').filter({ hasText: 'calcium.figure' }).getByTestId('output-image');
+    await expect(img).toHaveAttribute('src', /^data:image\/svg\+xml/);
+    await expect.poll(() => img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBeGreaterThan(200);
+  }
+
   // A view-only person sees the result and the ROIs, but no controls.
   const viewLink = await plexus.share(workspace.id, 'viewer');
   const victor = await actor(VICTOR);
@@ -169,5 +180,5 @@ test('Alice analyses the demo movie; Bob follows it, gets the ROI layer, and see
   await expect(victor.page.getByTestId('job')).toHaveAttribute('data-status', 'done');
   await victor.page.getByTestId('job-rois-toggle').click();
   await expect(victor.page.getByTestId('roi-row')).toHaveCount(rois);
-  for (const id of ['roi-delete', 'roi-merge', 'roi-classify', 'job-stop', 'job-show-rois', 'job-query', 'viewer-analyse']) await expect(victor.page.getByTestId(id)).toHaveCount(0);
+  for (const id of ['roi-delete', 'roi-merge', 'roi-classify', 'job-figure', 'job-stop', 'job-show-rois', 'job-query', 'viewer-analyse']) await expect(victor.page.getByTestId(id)).toHaveCount(0);
 });

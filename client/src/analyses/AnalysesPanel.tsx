@@ -51,6 +51,18 @@ function insertQueryCell(session: WorkspaceSession, table: string): void {
   requestAnimationFrame(() => document.querySelector(`[data-testid="cell"][data-cell-id="${id}"]`)?.scrollIntoView({ block: 'nearest' }));
 }
 
+/** Inserts `calcium.figure(<job>)` (the ROIs on the mean image) as a code cell below the focused cell (or at the end) and runs it. */
+function insertFigureCell(session: WorkspaceSession, jobId: string): void {
+  const focused = (session.awareness.getLocalState() as PresenceState | null)?.focus?.cellId ?? null;
+  const cells = listCells(session.doc);
+  const after = focused && cells.some((c) => c.id === focused) ? { after: focused as CellId } : undefined;
+  session.undoManager.stopCapturing();
+  const source = `// The ROIs on the mean image ('max' and 'correlation' work too), after everyone's edits\ncalcium.figure(${JSON.stringify(jobId)}, { image: 'mean' })`;
+  const id = createCell(session.doc, { kind: 'code', source, author: session.origin.userId, position: after }, session.origin);
+  requestRun(session.doc, id, requesterOf(session), session.origin);
+  requestAnimationFrame(() => document.querySelector(`[data-testid="cell"][data-cell-id="${id}"]`)?.scrollIntoView({ block: 'nearest' }));
+}
+
 /** The `rois` layer of a result dataset as the server describes it. */
 async function servedRoiLayer(token: string, dataset: string): Promise<ServedLayer> {
   await ensureVolumeSession(token).catch(() => undefined);
@@ -181,6 +193,11 @@ function JobRow({ job, jobs, people }: { job: Job; jobs: Job[]; people: Array<{ 
               {canEdit && result.tables.rois && (
                 <button className="btn btn-small" data-testid="job-query" title={`New SQL cell below the focused cell: ${roiCellsQuery(result.tables.rois)}`} onClick={() => insertQueryCell(session, result.tables.rois)}>
                   Query cells
+                </button>
+              )}
+              {canEdit && (
+                <button className="btn btn-small" data-testid="job-figure" title="New code cell below the focused cell drawing this result's ROIs on the mean image" onClick={() => insertFigureCell(session, job.id)}>
+                  Figure
                 </button>
               )}
               {roiTable && (
