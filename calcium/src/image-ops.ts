@@ -38,6 +38,15 @@ export function median(values: ArrayLike<number>): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
+/** The `q` quantile (0–1) of the finite values of `values`, from an even sample of at most `maxSamples` (fast on any image). */
+export function sampledQuantile(values: ArrayLike<number>, q: number, maxSamples = 65536): number {
+  const step = Math.max(1, Math.floor(values.length / maxSamples));
+  const v: number[] = [];
+  for (let i = 0; i < values.length; i += step) if (Number.isFinite(values[i]!)) v.push(values[i]!);
+  v.sort((a, b) => a - b);
+  return v.length ? v[Math.min(v.length - 1, Math.max(0, Math.floor(q * v.length)))]! : 0;
+}
+
 /** Robust spread: 1.4826 × the median absolute deviation (the SD for normal data). */
 export function robustSd(values: ArrayLike<number>, centre = median(values)): number {
   const d = new Float64Array(values.length);

@@ -26,6 +26,7 @@ import { estimateNoise } from './traces/noise.ts';
 import { deconvolve } from './traces/oasis.ts';
 import { detectEvents, type CalciumEvent } from './traces/events.ts';
 import type { FrameSource, Image, LongWork } from './types.ts';
+import { sampledQuantile } from './image-ops.ts';
 
 /** Indicator decay time constants (s) people can name instead of a number. */
 export const INDICATOR_DECAY: Readonly<Record<string, number>> = Object.freeze({ GCaMP6f: 0.7, GCaMP6m: 1.0, GCaMP6s: 1.8, GCaMP7f: 0.7, GCaMP8f: 0.3, GCaMP8m: 0.6, jGCaMP8s: 1.2, OGB1: 0.7 });
@@ -175,6 +176,8 @@ export async function runPipeline(src: FrameSource, p: PipelineParams = {}, opts
   const events: CalciumEvent[][] = [];
   const rois: RoiResult[] = [];
   const bopts = { frameRate: r.frameRate, windowSeconds: r.baselineSeconds };
+  // The recording's dark level (detector offset, vessel lumen): the 1st percentile of the mean image.
+  const darkLevel = sampledQuantile(mean.data, 0.01);
   det.rois.forEach((roi, k) => {
     const fc = traces.corrected[k]!;
     // ΔF/F of the neuropil-corrected trace over the baseline of the raw trace: F − r·Fneu can
@@ -190,7 +193,7 @@ export async function runPipeline(src: FrameSource, p: PipelineParams = {}, opts
     denoised.push(dec.c);
     spikes.push(s);
     events.push(detectEvents(s, dec.c, { frameRate: r.frameRate }));
-    const q = roiQuality(roi, { f: traces.f[k]!, neuropil: traces.neuropil[k]! }, fc, d, estimateNoise(d), det.diameter);
+    const q = roiQuality(roi, { f: traces.f[k]!, neuropil: traces.neuropil[k]!, floor: darkLevel }, fc, d, estimateNoise(d), det.diameter);
     const decision = somaDecision(q, roi.source);
     rois.push({ ...roi, quality: q, isCell: decision.isCell, ...(decision.reason ? { reason: decision.reason } : {}) });
     if (k % 20 === 0) opts.onProgress?.({ stage: 'traces', done: k + 1, total: det.rois.length });

@@ -17,7 +17,11 @@ export interface RoiQuality {
   area: number;
   /** Area / the area of a disc of the expected diameter. */
   relativeArea: number;
-  /** Median raw F of the ROI over the median of its neuropil annulus: a vessel's lumen is darker than what surrounds it, a soma is not. */
+  /**
+   * Median raw F of the ROI over the median of its neuropil annulus, both above the recording's
+   * dark level (the mean image's 1st percentile): a vessel's lumen is darker than what surrounds
+   * it, a soma is not.
+   */
   contrast: number;
 }
 
@@ -68,8 +72,10 @@ function median(x: ArrayLike<number>): number {
 }
 
 /** Quality of one ROI from its shape, its raw and neuropil traces, its corrected trace and its ΔF/F with noise SD. */
-export function roiQuality(roi: DetectedRoi, raw: { f: Float32Array; neuropil: Float32Array }, corrected: Float32Array, dff: Float32Array, dffNoise: number, diameter: number): RoiQuality {
-  const fneu = median(raw.neuropil);
+export function roiQuality(roi: DetectedRoi, raw: { f: Float32Array; neuropil: Float32Array; floor?: number }, corrected: Float32Array, dff: Float32Array, dffNoise: number, diameter: number): RoiQuality {
+  // Brightness above the recording's dark level (an offset of the detector would pull every ratio towards 1).
+  const floor = raw.floor ?? 0;
+  const fneu = median(raw.neuropil) - floor;
   let peak = -Infinity;
   for (const v of dff) if (v > peak) peak = v;
   return {
@@ -79,7 +85,7 @@ export function roiQuality(roi: DetectedRoi, raw: { f: Float32Array; neuropil: F
     elongation: roi.elongation,
     area: roi.area,
     relativeArea: roi.area / (Math.PI * (diameter / 2) ** 2),
-    contrast: fneu > 0 ? median(raw.f) / fneu : 1,
+    contrast: fneu > 0 ? (median(raw.f) - floor) / fneu : 1,
   };
 }
 

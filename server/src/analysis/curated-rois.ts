@@ -24,10 +24,11 @@ export interface CuratedRoisOptions {
   log: Logger;
   /** A directory of workspace `ws` for the curated tables and their markers. */
   stateDir: (ws: string) => string;
-  registerTable: (ws: string, name: string, csvFile: string, by: JobRequester) => Promise<void>;
+  /** Registers `csvFile` as table `name` unless `still(doc)` says no any more (checked under the table's lock, just before). */
+  registerTable: (ws: string, name: string, csvFile: string, by: JobRequester, still?: (doc: Y.Doc) => boolean) => Promise<void>;
 }
 
-const csvField = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+const csvField = (s: string) => (/[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 
 /** What the `edit` column says of an ROI's edit. */
 export function describeEdit(e: RoiEdit | undefined): string {
@@ -68,15 +69,22 @@ export function curateRoisCsv(text: string, edits: Readonly<Record<string, RoiEd
 export class CuratedRois {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly pending = new Map<string, Set<string>>();
+  /** The newest loaded document of each workspace (a reload replaces it while a rewrite runs). */
+  private readonly docs = new Map<string, Y.Doc>();
   private closed = false;
 
   constructor(private readonly opts: CuratedRoisOptions) {}
 
   /** Follows the ROI edits of a loaded document; catches up on edits made while it was not loaded. Returns the detach. */
   attach(ws: string, doc: Y.Doc): () => void {
+    this.docs.set(ws, doc);
     const withEdits = listJobs(doc).filter((j) => calciumResult(j) && Object.keys(j.roiEdits).length).map((j) => j.id);
     if (withEdits.length) this.schedule(ws, doc, withEdits);
-    return observeRoiEdits(doc, (ids) => this.schedule(ws, doc, ids));
+    const off = observeRoiEdits(doc, (ids) => this.schedule(ws, doc, ids));
+    return () => {
+      off();
+      if (this.docs.get(ws) === doc) this.docs.delete(ws);
+    };
   }
 
   /** Resolves when every rewrite under way is done (shutdown). */
@@ -93,6 +101,7 @@ export class CuratedRois {
 
   private schedule(ws: string, doc: Y.Doc, jobIds: string[]): void {
     if (this.closed) return;
+    this.docs.set(ws, doc);
     let set = this.pending.get(ws);
     if (!set) this.pending.set(ws, (set = new Set()));
     for (const id of jobIds) set.add(id);
@@ -108,7 +117,7 @@ export class CuratedRois {
         }
         const ids = [...next];
         next.clear();
-        for (const id of ids) await this.rewrite(ws, doc, id).catch((e: Error) => this.opts.log.warn('curated rois failed', { ws, job: id, err: e.message }));
+        for (const id of ids) await this.rewrite(ws, this.docs.get(ws) ?? doc, id).catch((e: Error) => this.opts.log.warn('curated rois failed', { ws, job: id, err: e.message }));
       }
     });
     this.chains.set(ws, run);
@@ -128,7 +137,11 @@ export class CuratedRois {
     await fs.mkdir(dir, { recursive: true });
     const csv = path.join(dir, `${jobId}.csv`);
     await fs.writeFile(csv, curateRoisCsv(original, edits));
-    await this.opts.registerTable(ws, r.tables.rois, csv, job.requestedBy);
+    // A newer analysis may have taken the table name meanwhile: checked again under the table's lock.
+    await this.opts.registerTable(ws, r.tables.rois, csv, job.requestedBy, (d) => {
+      const j = readJob(d, jobId);
+      return !!j && !tablesReplaced(j, listJobs(d));
+    });
     await fs.writeFile(marker, want);
     await fs.rm(csv, { force: true });
   }

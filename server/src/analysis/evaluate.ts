@@ -36,9 +36,10 @@ export async function evaluateResult(volumes: Volumes, result: string, truth: st
   // Cells after people's edits: deleted ones out, merged ones folded into their target, and the
   // soma decision as people overruled it.
   const roiRows = await readCsv(path.join(dir(result), 'tables', 'rois.csv'), ['id', 'is_cell']);
-  const cellIds = roiRows.filter((r) => roiIsCell(Number(r.id), r.is_cell === '1', edits)).map((r) => Number(r.id));
+  // A merged group is a cell when the ROI it was merged into is one (as the figure and the table say).
+  const pipelineCell = new Map(roiRows.map((r) => [Number(r.id), r.is_cell === '1']));
   const mapped = effectiveRoiIds([...det.rois.keys()], edits);
-  const cells = new Set(cellIds.map((id) => mapped.get(id)).filter((x): x is number => x !== undefined));
+  const cells = new Set([...new Set(mapped.values())].filter((t) => roiIsCell(t, pipelineCell.get(t) ?? false, edits)));
   const merged = new Map<number, number[]>();
   for (const [id, px] of det.rois) {
     const to = mapped.get(id);

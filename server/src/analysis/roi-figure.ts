@@ -8,6 +8,7 @@
  */
 import path from 'node:path';
 import { labelContours, loopPath } from '@plexus/calcium/figures/contours';
+import { sampledQuantile } from '@plexus/calcium/image-ops';
 import { calciumResult, effectiveRoiIds, roiIsCell, type Job } from '@plexus/shared';
 import type { Volumes } from '../volumes/volume-store.ts';
 import { encodeGreyPng } from './png.ts';
@@ -26,11 +27,10 @@ export interface RoiFigure {
   deleted: number;
 }
 
-/** Greyscale bytes of `data` stretched between its 0.5th and 99.5th percentiles. */
+/** Greyscale bytes of `data` stretched between its 0.5th and 99.5th percentiles (estimated from a sample). */
 function stretch(data: ArrayLike<number>): Uint8Array {
-  const finite = Float64Array.from(data as ArrayLike<number>).filter(Number.isFinite).sort();
-  const lo = finite.length ? finite[Math.floor(finite.length * 0.005)]! : 0;
-  const hi = finite.length ? finite[Math.min(finite.length - 1, Math.floor(finite.length * 0.995))]! : 1;
+  const lo = sampledQuantile(data, 0.005);
+  const hi = sampledQuantile(data, 0.995);
   const span = hi > lo ? hi - lo : 1;
   const out = new Uint8Array(data.length);
   for (let i = 0; i < data.length; i++) {
@@ -38,6 +38,21 @@ function stretch(data: ArrayLike<number>): Uint8Array {
     out[i] = Number.isFinite(v) ? Math.max(0, Math.min(255, Math.round(((v - lo) / span) * 255))) : 0;
   }
   return out;
+}
+
+/** `grey` (w × h) averaged down by a whole factor `k` (k = 1: unchanged). */
+function shrink(grey: Uint8Array, w: number, h: number, k: number): { data: Uint8Array; width: number; height: number } {
+  if (k <= 1) return { data: grey, width: w, height: h };
+  const W = Math.floor(w / k);
+  const H = Math.floor(h / k);
+  const out = new Uint8Array(W * H);
+  for (let y = 0; y < H; y++)
+    for (let x = 0; x < W; x++) {
+      let s = 0;
+      for (let b = 0; b < k; b++) for (let a = 0; a < k; a++) s += grey[x * k + a + (y * k + b) * w]!;
+      out[x + y * W] = Math.round(s / (k * k));
+    }
+  return { data: out, width: W, height: H };
 }
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot' }[c]};`);
@@ -96,7 +111,9 @@ export async function roiFigure(volumes: Volumes, job: Job, opts: { image?: Figu
     } else notCells++;
   }
   const deleted = Object.values(job.roiEdits).filter((e) => e.action === 'delete').length;
-  const png = encodeGreyPng(stretch(bg.data), W, H).toString('base64');
+  // The picture at about its display size (a large field is averaged down: smaller, faster).
+  const img = shrink(stretch(bg.data), W, H, Math.max(1, Math.floor(1 / scale)));
+  const png = encodeGreyPng(img.data, img.width, img.height).toString('base64');
   const what = `${image === 'correlation' ? 'local-correlation' : image} image of ${job.input.dataset ?? r.dataset}`;
   const counts = `${cells} cells (green) · ${notCells} not cells (orange, dashed)${deleted ? ` · ${deleted} deleted` : ''}`;
   const text = `${what}: ${counts}`;

@@ -14,6 +14,7 @@ import type { ServerConfig } from '../config.ts';
 import { withDoc } from '../http/doc-access.ts';
 import type { KernelManager } from '../kernel/manager.ts';
 import { importUpload } from '../kernel/uploads.ts';
+import { fileTurn } from '../data/guarded-duckdb.ts';
 import type { Logger } from '../log.ts';
 import type { Volumes } from '../volumes/volume-store.ts';
 import { CalciumJobs } from './calcium-jobs.ts';
@@ -25,20 +26,29 @@ import type { TiffImportSpec } from './tiff-import-main.ts';
 /** Registers a CSV file as table `name` of workspace `ws` (stored the way uploads are), replacing one of that name. */
 export function resultTableRegistrar(deps: { config: ServerConfig; hocuspocus: Hocuspocus; kernels: KernelManager }) {
   const { config, hocuspocus, kernels } = deps;
-  return async (ws: string, name: string, csvFile: string, by: JobRequester): Promise<void> => {
-    const stat = fs.statSync(csvFile);
-    const t = await importUpload({
-      body: fs.createReadStream(csvFile),
-      fileName: `${name}.csv`,
-      tableName: name,
-      contentLength: stat.size,
-      tablesDir: kernels.tablesDir(ws),
-      tmpDir: path.join(kernels.workspaceDir(ws), 'uploads-tmp'),
-      limits: { maxBytes: Math.max(config.uploadMaxBytes, stat.size), timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
-    });
-    await withDoc(hocuspocus, ws, (doc) =>
-      registerTable(doc, { name: t.name, fileName: `${name}.csv`, format: t.format, columns: t.columns, rows: t.rows, bytes: t.bytes, storedBytes: t.storedBytes, uploadedBy: { id: by.id, ...(by.name ? { name: by.name } : {}) }, created: Date.now() }, serverOrigin('calcium')),
-    );
+  return async (ws: string, name: string, csvFile: string, by: JobRequester, still?: (doc: Y.Doc) => boolean): Promise<void> => {
+    // One registration of a table at a time (a job's result tables and people's ROI edits written
+    // into them replace the same file: the file must match the registry), and no preview reads it
+    // meanwhile.
+    const release = await fileTurn(path.join(kernels.tablesDir(ws), `${name}.duckdb`));
+    try {
+      if (still && !(await withDoc(hocuspocus, ws, still))) return;
+      const stat = fs.statSync(csvFile);
+      const t = await importUpload({
+        body: fs.createReadStream(csvFile),
+        fileName: `${name}.csv`,
+        tableName: name,
+        contentLength: stat.size,
+        tablesDir: kernels.tablesDir(ws),
+        tmpDir: path.join(kernels.workspaceDir(ws), 'uploads-tmp'),
+        limits: { maxBytes: Math.max(config.uploadMaxBytes, stat.size), timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
+      });
+      await withDoc(hocuspocus, ws, (doc) =>
+        registerTable(doc, { name: t.name, fileName: `${name}.csv`, format: t.format, columns: t.columns, rows: t.rows, bytes: t.bytes, storedBytes: t.storedBytes, uploadedBy: { id: by.id, ...(by.name ? { name: by.name } : {}) }, created: Date.now() }, serverOrigin('calcium')),
+      );
+    } finally {
+      release();
+    }
   };
 }
 

@@ -98,8 +98,15 @@ const interrupted = (e: unknown) => /^INTERRUPT Error/i.test((e as Error)?.messa
  * not wait for it (the instance is closed, and the gate released, when it does stop).
  */
 export async function withDuckDB<T>(path: string, limits: DataLimits, use: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-  const releaseGate = await gate.acquire();
+  // The file's turn first: waiting on a busy file must not hold one of the gate's few slots.
   const releaseFile = await fileTurn(path);
+  let releaseGate: () => void;
+  try {
+    releaseGate = await gate.acquire();
+  } catch (e) {
+    releaseFile();
+    throw e;
+  }
   const release = () => {
     releaseFile();
     releaseGate();

@@ -566,6 +566,8 @@ export class WorkspaceKernel {
       this.draining = false;
       this.flushDeferred();
       this.writeStatus();
+      // Tables registered while cells ran (a job's tables, ROI edits written in) were left for now.
+      if (this.tablesSignature() !== this.tablesKey) this.scheduleTick();
     }
   }
 
@@ -699,8 +701,9 @@ export class WorkspaceKernel {
 
   /**
    * Tables were registered, replaced or removed: a fresh SQL runtime sees them, and the SQL cells
-   * that ran over a table that changed run again with their dependents, as after an edit upstream
-   * (a re-run analysis, people's ROI edits written into its tables, a new upload of a name).
+   * that ran over a table registered anew run again with their dependents, as after an edit
+   * upstream (a re-run analysis, people's ROI edits written into its tables, a new upload of a
+   * name). Readers of a removed table are left as they are (running them would only fail).
    */
   private tablesChanged(): void {
     const before = new Set(this.tablesKey.split(','));

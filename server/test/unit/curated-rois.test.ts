@@ -31,6 +31,12 @@ describe('curateRoisCsv', () => {
     expect(curateRoisCsv(curateRoisCsv(CSV, edits), edits)).toBe(curateRoisCsv(CSV, edits));
   });
 
+  it('quotes names with line breaks of any kind (a carriage return unquoted breaks the import)', () => {
+    const out = curateRoisCsv(CSV, { 4: { action: 'delete', by: 'u_eve', name: 'Eve\r9', at: 1 } });
+    expect(out).toContain('"deleted by Eve\r9"');
+    expect(out.split('\n').filter(Boolean)).toHaveLength(5);
+  });
+
   it('refuses a table without the columns it needs', () => {
     expect(() => curateRoisCsv('a,b\n1,2\n', {})).toThrow(/no id or is_cell/);
     expect(describeEdit({ action: 'classify', cell: false, by: 'agent', at: 1 })).toBe('marked not a cell by agent');
