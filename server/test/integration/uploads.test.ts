@@ -13,8 +13,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { getTable, listTables, requestRun } from '@plexus/shared';
-import { api, tmpDir, waitFor } from '@plexus/testkit';
-import { addCell, alice, aliceOrigin, client, kernelSuite, newWorkspace, waitRun } from '@plexus/testkit/kernel';
+import { api, gateCall, hasAllOf, tmpDir, waitFor } from '@plexus/testkit';
+import { addCell, alice, aliceOrigin, client, kernelOf, kernelSuite, newWorkspace, waitRun } from '@plexus/testkit/kernel';
 
 const MAX = 2 * 1024 * 1024;
 const ctx = kernelSuite({ uploadMaxBytes: MAX });
@@ -79,6 +79,30 @@ describe('uploads', () => {
     expect((await api(ctx.server.url, ctx.server.ownerToken, 'DELETE', `/api/workspaces/${ws}/data/gz`)).status).toBe(204);
     await waitFor(() => !getTable(b.doc, 'gz'));
     expect(fs.existsSync(path.join(tablesDir(ws), 'gz.duckdb'))).toBe(false);
+  });
+
+  it('a table uploaded again re-runs the SQL cells over it, also when it lands while another cell runs', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    expect((await upload(ws, 'counts.csv', Buffer.from('v\n1\n2\n'))).status).toBe(201);
+    await waitFor(() => getTable(a.doc, 'counts'), { message: 'table registered' });
+    const reader = addCell(a.doc, 'sql', 'SELECT count(*) AS n FROM counts', 'n_counts');
+    requestRun(a.doc, reader, alice, aliceOrigin);
+    const shows = (n: number) => waitRun(a.doc, reader, (v) => v.state === 'done' && JSON.stringify(v.outputs).includes(`{"n":${n}}`), `the reader to count ${n}`);
+    await shows(2);
+    // Uploaded again while nothing runs: the reader runs again by itself.
+    expect((await upload(ws, 'counts.csv', Buffer.from('v\n1\n2\n3\n'))).status).toBe(201);
+    await shows(3);
+    // Uploaded again while a JS cell is held mid-run (a gate): picked up when the queue drains.
+    ctx.gates.hold('busy');
+    const busy = addCell(a.doc, 'code', `${gateCall('busy')}\n'done'`);
+    requestRun(a.doc, busy, alice, aliceOrigin);
+    await ctx.gates.arrived('busy');
+    expect((await upload(ws, 'counts.csv', Buffer.from('v\n1\n2\n3\n4\n'))).status).toBe(201);
+    await waitFor(() => hasAllOf(kernelOf(ctx.server, ws).doc, a.doc), { message: 'the kernel has the new registration' });
+    ctx.gates.open('busy');
+    await waitRun(a.doc, busy, (v) => v.state === 'done');
+    await shows(4);
   });
 
   it('a cell cannot COPY over an uploaded file, write next to it, or attach it writable', async () => {
