@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Hocuspocus } from '@hocuspocus/server';
 import {
   canWrite, getTable, importNotebook, ipynbToNotebook, notebookToHtml, notebookToIpynb, registerTable, serverOrigin, unregisterTable,
-  getTitle, chartOutputs, type Json, type Role, type TokenClaims,
+  getTitle, chartOutputs, storedImageOutputs, type DrawnOutput, type Json, type Role, type TokenClaims,
 } from '@plexus/shared';
 import { drawCharts } from '../notebook/chart-svg.ts';
 import type { KernelManager } from '../kernel/manager.ts';
@@ -141,11 +141,18 @@ export async function handleNotebookApi(
     if (format !== 'html' && format !== 'ipynb') throw new HttpError(400, 'bad-format', 'format must be "ipynb" or "html"');
     // Charts are drawn first (async, outside the document), then both writers read the same doc state.
     const wanted = await withDoc(deps.hocuspocus, id, (doc) => chartOutputs(doc));
-    const charts = await drawCharts(wanted, (ref) => {
-      if (!deps.kernels || !RESULT_REF_PATTERN.test(ref)) return null;
-      const r = new ResultStore(path.join(deps.kernels.workspaceDir(id), 'results')).get(ref);
-      return r && 'spec' in r ? ((r as { spec?: Json }).spec ?? null) : null;
-    });
+    const stored = (ref: string) => (deps.kernels && RESULT_REF_PATTERN.test(ref) ? new ResultStore(path.join(deps.kernels.workspaceDir(id), 'results')).get(ref) : null);
+    const charts: Map<string, DrawnOutput> = new Map(
+      await drawCharts(wanted, (ref) => {
+        const r = stored(ref);
+        return r && 'spec' in r ? ((r as { spec?: Json }).spec ?? null) : null;
+      }),
+    );
+    // Images too large for the document (a calcium figure) come back from the result store.
+    for (const { key, ref } of await withDoc(deps.hocuspocus, id, (doc) => storedImageOutputs(doc))) {
+      const r = stored(ref) as { mime?: unknown; data?: unknown } | null;
+      if (r && typeof r.mime === 'string' && typeof r.data === 'string') charts.set(key, { image: { mime: r.mime, data: r.data } });
+    }
     const { body, title } = await withDoc(deps.hocuspocus, id, (doc) => ({
       title: getTitle(doc),
       body: format === 'html' ? notebookToHtml(doc, charts) : JSON.stringify(notebookToIpynb(doc, charts), null, 1),

@@ -196,23 +196,28 @@ describe('outputs on the server, import and export', () => {
     const a = await client(ctx.server, ws, ctx.clients);
     const c1 = addCell(a.doc, 'code', 'const greeting = "hello";\ngreeting');
     addCell(a.doc, 'sql', 'SELECT $greeting AS g', 'greet');
+    // An image too large for the document (kept on the server by reference): exports carry it all the same.
+    addCell(a.doc, 'code', "image('image/svg+xml', '<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><desc>' + 'x'.repeat(60000) + '</desc><rect id=\"big-one\" width=\"10\" height=\"10\"/></svg>')");
     requestRunAll(a.doc, alice, aliceOrigin);
     // A first SQL cell starts DuckDB's process: seconds on a loaded machine.
     await waitFor(() => readKernelStatus(a.doc).state === 'idle' && readCellRun(a.doc, c1)!.state === 'done', { timeout: 30_000, message: 'run all finished' });
     const res = await fetch(`${ctx.server.url}/api/workspaces/${ws}/export?format=ipynb`, { headers: { authorization: `Bearer ${ctx.server.ownerToken}` } });
     expect(res.headers.get('content-disposition')).toMatch(/attachment; filename="Kernel test.ipynb"/);
     const nb = await res.json();
-    expect(nb.cells.map((c: any) => c.cell_type)).toEqual(['code', 'code']);
+    expect(nb.cells.map((c: any) => c.cell_type)).toEqual(['code', 'code', 'code']);
     expect(nb.cells[1].outputs[0].data['text/html'].join('')).toContain('<td>hello</td>');
+    expect(readCellRun(a.doc, listCells(a.doc)[2]!.id)!.outputs[0]).toMatchObject({ type: 'image', ref: expect.any(String) });
+    expect(nb.cells[2].outputs[0].data['image/svg+xml']).toContain('id="big-one"');
     const html = await (await fetch(`${ctx.server.url}/api/workspaces/${ws}/export?format=html`, { headers: { authorization: `Bearer ${ctx.server.ownerToken}` } })).text();
     expect(html).toContain('<td>hello</td>');
+    expect(html).toContain(encodeURIComponent('<rect id="big-one"'));
     expect(html).not.toMatch(/<script/i);
     const ws2 = await newWorkspace(ctx.server, 'Imported');
     const imp = await api(ctx.server.url, ctx.server.ownerToken, 'POST', `/api/workspaces/${ws2}/import`, nb);
     expect(imp.status).toBe(201);
-    expect(imp.json.imported).toBe(2);
+    expect(imp.json.imported).toBe(3);
     const b = await client(ctx.server, ws2, ctx.clients);
-    expect(listCells(b.doc).map((c) => [c.kind, c.name ?? null])).toEqual([['code', null], ['sql', 'greet']]);
+    expect(listCells(b.doc).map((c) => [c.kind, c.name ?? null])).toEqual([['code', null], ['sql', 'greet'], ['code', null]]);
     requestRunAll(b.doc, alice, aliceOrigin);
     const v = await waitRun(b.doc, listCells(b.doc)[1]!.id, (r) => r.state === 'done');
     expect(v.outputs[0]).toMatchObject({ rows: [{ g: 'hello' }] });

@@ -17,7 +17,7 @@
  * are marked `metadata.plexus = { kind, name }`. Pure module.
  */
 import * as Y from 'yjs';
-import { chartKey, type ChartImages } from './chart-images.ts';
+import { chartKey, type ChartImages, type DrawnOutput } from './chart-images.ts';
 import { cellSource, createCell, getCell, listCells, type CellKind, type CellView } from '../cells.ts';
 import type { CellId } from '../ids.ts';
 import type { Origin } from '../origin.ts';
@@ -52,7 +52,7 @@ export function tableHtml(columns: Array<{ name: string }>, rows: Array<Record<s
   return `<table>${more}<thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
 }
 
-function nbOutput(o: CellOutput, count: number | null, drawn?: { svg: string } | { error: string }): Record<string, unknown> {
+function nbOutput(o: CellOutput, count: number | null, drawn?: DrawnOutput): Record<string, unknown> {
   switch (o.type) {
     case 'stream':
       return { output_type: 'stream', name: o.name, text: lines(o.text) };
@@ -73,7 +73,7 @@ function nbOutput(o: CellOutput, count: number | null, drawn?: { svg: string } |
       return { output_type: 'display_data', metadata: {}, data: { [o.format === 'vega-lite' ? 'application/vnd.vegalite.v5+json' : 'application/vnd.plexus.plot+json']: o.spec, ...svg, 'text/plain': [`${o.format} chart`] } };
     }
     case 'image':
-      return { output_type: 'display_data', metadata: {}, data: { [o.mime]: o.data ?? '', 'text/plain': ['image'] } };
+      return { output_type: 'display_data', metadata: {}, data: { [o.mime]: o.data ?? (drawn && 'image' in drawn ? drawn.image.data : ''), 'text/plain': ['image'] } };
   }
 }
 

@@ -11,7 +11,7 @@ import * as Y from 'yjs';
 import { cellFragment, cellSource, listCells } from '../cells.ts';
 import { getTitle } from '../schema.ts';
 import { tableHtml } from './ipynb.ts';
-import { chartKey, type ChartImages } from './chart-images.ts';
+import { chartKey, type ChartImages, type DrawnOutput } from './chart-images.ts';
 import type { CellOutput } from './outputs.ts';
 import { readExec, readOutputs, staleReason } from './runs.ts';
 import { cellLanguage, displayJupyterOutput, imageDataUrl, isRunnableCell, languageLabel, readJupyterRecord, sanitizeHtml } from './jupyter.ts';
@@ -61,14 +61,26 @@ export function chartOutputs(doc: Y.Doc): Array<{ key: string; format: 'vega-lit
   return out;
 }
 
-function chartHtml(o: Extract<CellOutput, { type: 'chart' }>, drawn: { svg: string } | { error: string } | undefined): string {
+/** The outputs of run cells that are images kept on the server (too large for the document), by output key. */
+export function storedImageOutputs(doc: Y.Doc): Array<{ key: string; ref: string }> {
+  const out: Array<{ key: string; ref: string }> = [];
+  for (const c of listCells(doc)) {
+    if (c.kind === 'markdown' || !readExec(c)) continue;
+    readOutputs(c).forEach((o, i) => {
+      if (o.type === 'image' && !o.data && o.ref) out.push({ key: chartKey(c.id, i), ref: o.ref });
+    });
+  }
+  return out;
+}
+
+function chartHtml(o: Extract<CellOutput, { type: 'chart' }>, drawn: DrawnOutput | undefined): string {
   const label = o.format === 'vega-lite' ? 'Vega-Lite' : 'Plot';
   if (drawn && 'svg' in drawn) return `<figure class="chart"><img alt="${label} chart" src="data:image/svg+xml;charset=utf-8,${encodeURIComponent(drawn.svg)}"></figure>`;
-  const why = drawn ? `${label} chart could not be drawn: ${drawn.error}` : `${label} chart`;
+  const why = drawn && 'error' in drawn ? `${label} chart could not be drawn: ${drawn.error}` : `${label} chart`;
   return `<details class="chart"><summary>${esc(why)} (spec)</summary><pre>${esc(JSON.stringify(o.spec, null, 1))}</pre></details>`;
 }
 
-function output(o: CellOutput, drawn?: { svg: string } | { error: string }): string {
+function output(o: CellOutput, drawn?: DrawnOutput): string {
   switch (o.type) {
     case 'stream':
       return `<pre class="${o.name}">${esc(o.text)}</pre>`;
@@ -83,8 +95,9 @@ function output(o: CellOutput, drawn?: { svg: string } | { error: string }): str
     case 'chart':
       return chartHtml(o, drawn);
     case 'image': {
-      if (!o.data) return '<p class="note">image stored on the server</p>';
-      const src = o.mime === 'image/svg+xml' ? `data:image/svg+xml;charset=utf-8,${encodeURIComponent(o.data)}` : `data:${esc(o.mime)};base64,${esc(o.data)}`;
+      const data = o.data ?? (drawn && 'image' in drawn ? drawn.image.data : undefined);
+      if (!data) return '<p class="note">image stored on the server</p>';
+      const src = o.mime === 'image/svg+xml' ? `data:image/svg+xml;charset=utf-8,${encodeURIComponent(data)}` : `data:${esc(o.mime)};base64,${esc(data)}`;
       return /^image\/(png|jpeg|gif|webp|svg\+xml)$/.test(o.mime) ? `<img alt="cell image" src="${src}">` : '';
     }
   }
