@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole suite under CPU stress, N times in a row (issue: no flaky tests; docs/performance.md §13):
+# clones the current commit into a fresh directory, installs with `npm ci`, then runs `npm test`
+# with `stress-ng --cpu 2` on both cores beside it, and appends one line per run to the results
+# file. Needs stress-ng (Debian: apt-get install stress-ng).
+#
+#   bash scripts/stress-suite.sh [runs=10] [results=/tmp/stress-results.txt]
+set -uo pipefail
+runs=${1:-10}
+results=${2:-/tmp/stress-results.txt}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/plexus-stress-XXXXXX)
+command -v stress-ng >/dev/null || { echo "stress-ng is missing (apt-get install stress-ng)" >&2; exit 2; }
+git clone -q "$repo" "$work/repo" && cd "$work/repo" || exit 2
+export CI=true
+npm ci --no-audit --no-fund > "$work/npm-ci.log" 2>&1 || { echo "npm ci failed (see $work/npm-ci.log)" >> "$results"; exit 1; }
+echo "commit $(git log --oneline -1)" >> "$results"
+for i in $(seq 1 "$runs"); do
+  stress-ng --cpu 2 --timeout 0 > /dev/null 2>&1 &
+  sp=$!
+  start=$(date +%s)
+  npm test > "$work/run-$i.log" 2>&1
+  rc=$?
+  kill "$sp"; wait "$sp" 2>/dev/null
+  echo "run $i: rc=$rc $(tail -1 "$work/run-$i.log") $(( $(date +%s) - start ))s load=$(cut -d' ' -f1-3 /proc/loadavg) at $(date +%H:%M) (log: $work/run-$i.log)" >> "$results"
+done
+echo DONE >> "$results"
