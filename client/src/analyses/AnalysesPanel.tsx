@@ -37,30 +37,28 @@ import { usePeers } from '../collab/presenceIndex.ts';
 import { RoiList } from './RoiList.tsx';
 import { useJobs } from './useJobs.ts';
 
-/** Inserts `SELECT * FROM <rois> WHERE is_cell = 1` as a named SQL cell below the focused cell (or at the end) and runs it. */
-function insertQueryCell(session: WorkspaceSession, table: string): void {
+/** Inserts a cell below the focused cell (or at the end), runs it and scrolls it into view. */
+function insertAndRun(session: WorkspaceSession, cell: { kind: 'sql'; name: string; source: string } | { kind: 'code'; source: string }): void {
   const focused = (session.awareness.getLocalState() as PresenceState | null)?.focus?.cellId ?? null;
   const cells = listCells(session.doc);
-  const names = new Set(cells.map((c) => c.name).filter(Boolean));
-  let name = 'roi_cells';
-  for (let i = 2; names.has(name); i++) name = `roi_cells_${i}`;
   const after = focused && cells.some((c) => c.id === focused) ? { after: focused as CellId } : undefined;
   session.undoManager.stopCapturing();
-  const id = createCell(session.doc, { kind: 'sql', source: roiCellsQuery(table), name, author: session.origin.userId, position: after }, session.origin);
+  const id = createCell(session.doc, { ...cell, author: session.origin.userId, position: after }, session.origin);
   requestRun(session.doc, id, requesterOf(session), session.origin);
   requestAnimationFrame(() => document.querySelector(`[data-testid="cell"][data-cell-id="${id}"]`)?.scrollIntoView({ block: 'nearest' }));
 }
 
-/** Inserts `calcium.figure(<job>)` (the ROIs on the mean image) as a code cell below the focused cell (or at the end) and runs it. */
+/** Inserts `SELECT * FROM <rois> WHERE is_cell = 1` as a named SQL cell and runs it. */
+function insertQueryCell(session: WorkspaceSession, table: string): void {
+  const names = new Set(listCells(session.doc).map((c) => c.name).filter(Boolean));
+  let name = 'roi_cells';
+  for (let i = 2; names.has(name); i++) name = `roi_cells_${i}`;
+  insertAndRun(session, { kind: 'sql', name, source: roiCellsQuery(table) });
+}
+
+/** Inserts `calcium.figure(<job>)` (the ROIs on the mean image) as a code cell and runs it. */
 function insertFigureCell(session: WorkspaceSession, jobId: string): void {
-  const focused = (session.awareness.getLocalState() as PresenceState | null)?.focus?.cellId ?? null;
-  const cells = listCells(session.doc);
-  const after = focused && cells.some((c) => c.id === focused) ? { after: focused as CellId } : undefined;
-  session.undoManager.stopCapturing();
-  const source = `// The ROIs on the mean image ('max' and 'correlation' work too), after everyone's edits\ncalcium.figure(${JSON.stringify(jobId)}, { image: 'mean' })`;
-  const id = createCell(session.doc, { kind: 'code', source, author: session.origin.userId, position: after }, session.origin);
-  requestRun(session.doc, id, requesterOf(session), session.origin);
-  requestAnimationFrame(() => document.querySelector(`[data-testid="cell"][data-cell-id="${id}"]`)?.scrollIntoView({ block: 'nearest' }));
+  insertAndRun(session, { kind: 'code', source: `// The ROIs on the mean image ('max' and 'correlation' work too), after everyone's edits\ncalcium.figure(${JSON.stringify(jobId)}, { image: 'mean' })` });
 }
 
 /** The `rois` layer of a result dataset as the server describes it. */
