@@ -10,6 +10,8 @@ runs=${1:-10}
 results=${2:-/tmp/stress-results.txt}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/plexus-stress-XXXXXX)
+# mktemp makes the folder 0700: sandboxed cells run as other users and must reach the checkout.
+chmod 755 "$work"
 command -v stress-ng >/dev/null || { echo "stress-ng is missing (apt-get install stress-ng)" >&2; exit 2; }
 git clone -q "$repo" "$work/repo" && cd "$work/repo" || exit 2
 export CI=true

@@ -48,6 +48,8 @@ export class KernelManager implements Extension {
     fs.mkdirSync(this.kernelDir, { recursive: true, mode: 0o755 });
     fs.chmodSync(this.kernelDir, 0o755);
     if (sandboxCaps().setpriv) protectDataDir(opts.dataDir);
+    const why = sandboxCaps().uidUnavailable;
+    if (why) opts.log.warn(`kernel sandbox: ${why}`);
     // Uploads cut short by a crash leave their temporary files here: nothing of them may remain.
     for (const ws of fs.readdirSync(this.kernelDir)) fs.rmSync(path.join(this.kernelDir, ws, 'uploads-tmp'), { recursive: true, force: true });
   }

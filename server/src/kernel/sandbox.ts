@@ -23,6 +23,20 @@ export interface SandboxCaps {
   setpriv: boolean;
   prlimit: boolean;
   nice: boolean;
+  /** Why cells cannot run as their own users here although the machine could (logged at start). */
+  uidUnavailable?: string;
+}
+
+/** The uid the probes run as (nobody). */
+const PROBE_UID = 65534;
+
+/**
+ * Whether an unprivileged user can run this Node binary and read `file` — false when a folder
+ * above it is closed to others (a checkout in `/root`, or in a `mktemp -d` folder, both mode 0700):
+ * cells running as their own users could not even load their runner.
+ */
+export function unprivilegedCanRead(file: string): boolean {
+  return works('setpriv', [`--reuid=${PROBE_UID}`, `--regid=${PROBE_UID}`, '--clear-groups', '--', process.execPath, '-e', `require('fs').accessSync(${JSON.stringify(file)}, require('fs').constants.R_OK)`]);
 }
 
 /**
@@ -50,12 +64,18 @@ export function sandboxCaps(): SandboxCaps {
   if (detected) return detected;
   const off = process.env.PLEXUS_SANDBOX === 'off';
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const setpriv = !off && root && works('setpriv', [`--reuid=${PROBE_UID}`, `--regid=${PROBE_UID}`, '--clear-groups', '--', 'true']);
+  const runner = path.join(RUNNER_DIR, 'js-runner.mjs');
+  const readable = setpriv && unprivilegedCanRead(runner);
   detected = {
     root,
     unshare: !off && works('unshare', ['--net', '--', 'true']),
-    setpriv: !off && root && works('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'true']),
+    setpriv: readable,
     prlimit: !off && works('prlimit', ['--nofile=64', '--', 'true']),
     nice: works('nice', ['-n', '1', 'true']),
+    ...(setpriv && !readable
+      ? { uidUnavailable: `cells run as the server's user, not as their own: other users cannot read ${runner} or run ${process.execPath} (a folder above is closed to them, e.g. mode 0700); move Plexus to a folder others may read (chmod o+rx) to get this layer` }
+      : {}),
   };
   return detected;
 }

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { requestRun } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { closedAncestor } from '../../src/kernel/manager.ts';
+import * as sandboxModule from '../../src/kernel/sandbox.ts';
 import { sandboxCaps } from '../../src/kernel/sandbox.ts';
 import { tmpDir, type HpClient } from '@plexus/testkit';
 import { addCell, alice, aliceOrigin, client, finished, newWorkspace, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
@@ -46,4 +47,21 @@ describe('kernel files when the data directory sits in a closed folder', () => {
     expect(v.state).toBe('done');
     expect(v.outputs[0]).toMatchObject({ type: 'table', rows: [{ total: 6 }] });
   }, 60_000);
+});
+
+describe('the code itself in a closed folder', () => {
+  it('a file in a folder closed to others is unreadable to the sandbox user; opening the folder makes it readable', () => {
+    const closed = tmpDir('plexus-closed-code-');
+    fs.chmodSync(closed, 0o700);
+    const file = path.join(closed, 'runner.mjs');
+    fs.writeFileSync(file, 'export {};\n', { mode: 0o644 });
+    const { unprivilegedCanRead } = sandboxModule;
+    // Without root and setpriv no probe can switch users: it reports unreadable, and the uid layer is off anyway.
+    const canSwitch = sandboxCaps().setpriv || sandboxCaps().uidUnavailable !== undefined;
+    expect(unprivilegedCanRead(file)).toBe(false);
+    fs.chmodSync(closed, 0o755);
+    expect(unprivilegedCanRead(file)).toBe(canSwitch);
+    // This checkout: the uid layer is on exactly when cells could load their runner.
+    if (sandboxCaps().setpriv) expect(sandboxCaps().uidUnavailable).toBeUndefined();
+  });
 });
