@@ -12,6 +12,8 @@ export interface AgentConfig {
   apiKey: string | null;
   baseURL?: string;
   model: string;
+  /** The router's model (a small, fast one); null: the main model routes too. */
+  fastModel: string | null;
   name: string;
   color: string;
   maxTokensPerTurn: number;
@@ -53,6 +55,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConf
     apiKey: env.OPENAI_API_KEY || null,
     baseURL: env.OPENAI_BASE_URL || undefined,
     model: env.PLEXUS_AGENT_MODEL || 'gpt-4o-mini',
+    fastModel: env.PLEXUS_AGENT_FAST_MODEL || null,
     name: env.PLEXUS_AGENT_NAME || 'Plexus agent',
     color: env.PLEXUS_AGENT_COLOR || '#7c3aed',
     maxTokensPerTurn: num(env, 'PLEXUS_AGENT_MAX_TOKENS_PER_TURN', 4096),
@@ -81,6 +84,8 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConf
       typing: { pieceChars: Math.max(1, num(env, 'PLEXUS_AGENT_TYPING_CHARS', 24)), pauseMs: num(env, 'PLEXUS_AGENT_TYPING_PAUSE_MS', 0) },
       allowedSourcePrefixes: (env.PLEXUS_AGENT_SOURCE_PREFIXES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
       streamIntervalMs: num(env, 'PLEXUS_AGENT_STREAM_INTERVAL_MS', 16),
+      maxParallelSteps: Math.max(1, num(env, 'PLEXUS_AGENT_PARALLEL_STEPS', 2)),
+      maxStepTurns: Math.max(2, num(env, 'PLEXUS_AGENT_STEP_TURNS', 8)),
     },
   };
 }

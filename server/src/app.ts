@@ -42,6 +42,7 @@ import type { VolumeSampler } from './kernel/js-runtime.ts';
 import { writeAgentToken } from './auth/agent-token.ts';
 import { occupiedWorkspaces } from './collab/people.ts';
 import { AgentLeases } from './collab/agent-leases.ts';
+import { Library } from './library/library-service.ts';
 
 export const VERSION = '0.1.0';
 /** DuckDB's memory limit for one read-only data query, description or histogram over HTTP (MB). */
@@ -73,6 +74,8 @@ export interface PlexusServer {
   recordings: TiffImports;
   /** Which agent process runs each workspace's agent runs. */
   agentLeases: AgentLeases;
+  /** The method library of every workspace. */
+  library: Library;
   /** Flushes everything to storage and stops. */
   close(): Promise<void>;
 }
@@ -140,14 +143,16 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       detachCurated.delete(documentName);
     },
   };
-  const hocuspocus = new Hocuspocus({
+  // The method library: the shipped notes join each workspace when it loads (library-service.ts).
+  const library: Library = new Library({ hocuspocus: (): Hocuspocus => hocuspocus, dataDir: config.dataDir, log });
+  const hocuspocus: Hocuspocus = new Hocuspocus({
     name: 'plexus',
     quiet: true,
     timeout: 30_000,
     // Storage is our write-ahead log, not Hocuspocus' debounced store: unload as soon as possible.
     debounce: 0,
     unloadImmediately: true,
-    extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : [])],
+    extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), library.extension],
   });
   // Error bodies never name these (http/respond.ts redacts them; any other absolute path too).
   registerServerDir(config.dataDir, '<data dir>');
@@ -160,7 +165,10 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   workspaces.onDelete = (id) => {
     bridge.closeAll(id, CloseCodes.NotFound);
     void kernels?.stop(id);
+    library.deleteWorkspace(id);
   };
+  workspaces.seed = (doc) => library.seed(doc);
+  workspaces.onDuplicate = (from, to) => library.copyWorkspace(from, to);
 
   warmUp();
   // The demo workspace (first start) and its dataset, generated on a worker thread: the server
@@ -183,7 +191,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const http: Server = createServer(
     requestHandler({
       api: {
-        signer, workspaces, log, store, agentLeases, volumeApi, version: VERSION, started, publicUrl,
+        signer, workspaces, log, store, agentLeases, volumeApi, library, version: VERSION, started, publicUrl,
         dataDir: config.dataDir,
         shareLinkDays: config.shareLinkDays,
         openDocuments: () => hocuspocus.getDocumentsCount(),
@@ -238,5 +246,5 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       log.info('stopped');
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, agentLeases, close };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, agentLeases, library, close };
 }

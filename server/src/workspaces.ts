@@ -32,6 +32,10 @@ const cleanName = (name: unknown, fallback: string): string => {
 export class Workspaces {
   /** Called when a workspace is deleted (the y-websocket bridge closes its peers). */
   onDelete?: (id: string) => void;
+  /** Adds what every new workspace starts with (the shipped method notes), with a server origin. */
+  seed?: (doc: Y.Doc) => void;
+  /** Called once a workspace was duplicated (its library files are copied). */
+  onDuplicate?: (from: string, to: string) => void;
 
   constructor(
     private readonly store: WorkspaceStore,
@@ -57,6 +61,7 @@ export class Workspaces {
     if (this.store.get(id)) throw new WorkspaceError(409, 'exists', `workspace ${id} already exists`);
     const doc = new Y.Doc();
     initWorkspace(doc, { title: name }, serverOrigin('create'));
+    this.seed?.(doc);
     input.fill?.(doc);
     const rec = this.store.create({ id, name, state: Y.encodeStateAsUpdate(doc) });
     doc.destroy();
@@ -79,6 +84,7 @@ export class Workspaces {
     setTitle(doc, copyName, serverOrigin('duplicate'));
     const rec = this.store.create({ id: newWorkspaceId(), name: copyName, state: Y.encodeStateAsUpdate(doc) });
     doc.destroy();
+    this.onDuplicate?.(id, rec.id);
     return rec;
   }
 

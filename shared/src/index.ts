@@ -27,3 +27,5 @@ export * from './notebook/chart-images.ts';
 export * from './agent/index.ts';
 export * from './analysis/jobs.ts';
 export * from './analysis/roi-view.ts';
+export * from './library/library.ts';
+export * from './agent/plans.ts';

@@ -18,6 +18,7 @@
  */
 import * as Y from 'yjs';
 import type { Origin } from './origin.ts';
+import { applyTextDiff } from './text-diff.ts';
 
 /** Current layout version written into `meta.schemaVersion`. */
 export const SCHEMA_VERSION = 1;
@@ -31,6 +32,7 @@ export const ROOTS = {
   data: 'data',
   kernel: 'kernel',
   jobs: 'jobs',
+  library: 'library',
 } as const;
 
 /** Typed access to the roots of a workspace document (creating a root is free and idempotent). */
@@ -44,6 +46,7 @@ export function roots(doc: Y.Doc) {
     data: doc.getMap<unknown>(ROOTS.data),
     kernel: doc.getMap<unknown>(ROOTS.kernel),
     jobs: doc.getMap<Y.Map<unknown>>(ROOTS.jobs),
+    library: doc.getMap<unknown>(ROOTS.library),
   };
 }
 
@@ -53,8 +56,10 @@ export interface WorkspaceSettings {
   agentMode: 'direct' | 'propose';
   /** The Neuroglancer host that exported state links open on. */
   neuroglancerHost: string;
+  /** Whether the agent's analysis plan waits for a person's Go (assumptions editable) or starts at once. */
+  planApproval: 'wait' | 'auto';
 }
-export const DEFAULT_SETTINGS: WorkspaceSettings = { agentMode: 'propose', neuroglancerHost: 'https://neuroglancer-demo.appspot.com/' };
+export const DEFAULT_SETTINGS: WorkspaceSettings = { agentMode: 'propose', neuroglancerHost: 'https://neuroglancer-demo.appspot.com/', planApproval: 'auto' };
 
 /**
  * Writes the meta of a brand-new workspace. Call once, on the server, when the workspace is
@@ -142,8 +147,43 @@ export function getSettings(doc: Y.Doc): WorkspaceSettings {
     if (mode === 'direct' || mode === 'propose') out.agentMode = mode;
     const host = s.get('neuroglancerHost');
     if (typeof host === 'string' && /^https?:\/\/\S+$/.test(host)) out.neuroglancerHost = host;
+    const approval = s.get('planApproval');
+    if (approval === 'wait' || approval === 'auto') out.planApproval = approval;
   }
   return out;
+}
+
+/** Longest agent instructions kept. */
+export const MAX_INSTRUCTIONS_CHARS = 4000;
+
+/** The workspace's agent instructions (everyone sees and edits them; part of every agent prompt). */
+export function getAgentInstructions(doc: Y.Doc): string {
+  const s = roots(doc).meta.get('settings');
+  const t = s instanceof Y.Map ? s.get('agentInstructions') : null;
+  return t instanceof Y.Text ? t.toString().slice(0, MAX_INSTRUCTIONS_CHARS) : '';
+}
+
+/** The shared text of the agent instructions, created on first use (editors bind to it). */
+export function agentInstructionsText(doc: Y.Doc, origin: Origin): Y.Text {
+  const { meta } = roots(doc);
+  let s = meta.get('settings');
+  let t = s instanceof Y.Map ? s.get('agentInstructions') : null;
+  if (t instanceof Y.Text) return t;
+  doc.transact(() => {
+    if (!(s instanceof Y.Map)) {
+      s = new Y.Map<unknown>();
+      meta.set('settings', s);
+    }
+    t = new Y.Text();
+    (s as Y.Map<unknown>).set('agentInstructions', t);
+  }, origin);
+  return t as Y.Text;
+}
+
+/** Replaces the agent instructions with a minimal diff (concurrent edits merge). */
+export function setAgentInstructions(doc: Y.Doc, text: string, origin: Origin): void {
+  const t = agentInstructionsText(doc, origin);
+  doc.transact(() => applyTextDiff(t, text.slice(0, MAX_INSTRUCTIONS_CHARS)), origin);
 }
 
 /** Changes one workspace setting. */

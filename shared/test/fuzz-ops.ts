@@ -302,6 +302,44 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
       const r = someRun(doc);
       if (r) S.requestRunStop(doc, r.id, asPerson(o), o);
     }),
+    // ---- analysis plans (the agent plans and runs steps; people steer the brief and the steps)
+    agent('routeRun', 1, (doc, o) => {
+      const r = someRun(doc);
+      if (r) S.setRoute(doc, r.id, { kind: rng.pick(['question', 'analysis', 'action'] as const), reason: rng.string(5), scopes: [rng.pick(S.TOOL_SCOPES)] }, o);
+    }),
+    agent('setPlan', 1, (doc, o) => {
+      const r = someRun(doc);
+      if (!r) return;
+      const n = 1 + rng.int(4);
+      const steps = Array.from({ length: n }, (_, i) => ({ id: `s${i + 1}`, goal: rng.string(8), dependsOn: i > 0 && rng.bool() ? [`s${rng.int(i) + 1}`] : [], scope: [rng.pick(S.TOOL_SCOPES)] }));
+      S.setPlan(doc, r.id, { clarified: rng.string(6), assumptions: [rng.string(4)], alternatives: [{ label: rng.string(4), request: rng.string(8) }], parameters: { x: rng.int(9) }, waiting: rng.bool() }, steps, o);
+    }),
+    agent('stepProgress', 3, (doc, o) => {
+      const r = someRun(doc);
+      const steps = r ? S.listPlanSteps(doc, r.id) : [];
+      if (!r || !steps.length) return;
+      const st = rng.pick(steps);
+      S.updatePlanStep(doc, r.id, st.id, {
+        status: rng.pick(S.STEP_STATUSES), attempts: rng.int(3), summary: rng.string(6), values: { n: rng.int(99) },
+        ...(rng.bool() ? { verdict: { passed: rng.bool(), confidence: 0.5, issues: [rng.string(4)], suggestions: [], checks: [{ name: 'reported', passed: true, detail: 'ok' }] } } : {}),
+        ...(rng.bool() ? { provenance: [{ kind: 'cell' as const, id: someCell(doc), label: 'cell 1' }] } : {}),
+      }, o);
+    }),
+    person('steerPlan', 3, (doc, o) => {
+      const r = someRun(doc);
+      if (!r) return;
+      const steps = S.listPlanSteps(doc, r.id);
+      const st = steps.length ? rng.pick(steps) : null;
+      switch (rng.int(7)) {
+        case 0: return S.editAssumptions(doc, r.id, rng.string(10), o);
+        case 1: return void S.pressGo(doc, r.id, asPerson(o), o);
+        case 2: return void S.pickAlternative(doc, r.id, { label: rng.string(4), request: rng.string(8) }, asPerson(o), o);
+        case 3: return void (st && S.editStepGoal(doc, r.id, st.id, rng.string(9), o));
+        case 4: return void (st && S.removePlanStep(doc, r.id, st.id, asPerson(o), o));
+        case 5: return void (st && S.setStepDependsOn(doc, r.id, st.id, steps.length > 1 ? [rng.pick(steps).id] : [], o));
+        default: return void S.addPlanStep(doc, r.id, { goal: rng.string(7), dependsOn: st ? [st.id] : [], afterId: st?.id ?? null }, asPerson(o), o);
+      }
+    }),
     person('askUndoRun', 1, (doc, o) => {
       const r = someRun(doc);
       if (r) S.requestRunUndo(doc, r.id, asPerson(o), o);
@@ -381,6 +419,15 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
 
     // ---- workspace: settings and title (people), the tables registry (the server; people remove tables)
     person('setSetting', 1, (doc, o) => S.setSetting(doc, 'agentMode', rng.pick(['direct', 'propose'] as const), o)),
+    person('setPlanApproval', 1, (doc, o) => S.setSetting(doc, 'planApproval', rng.pick(['wait', 'auto'] as const), o)),
+    person('editInstructions', 1, (doc, o) => S.setAgentInstructions(doc, rng.string(12), o)),
+    person('tagCell', 1, (doc, o) => void S.setCellTags(doc, someCell(doc), rng.bool() ? ['note'] : [], o)),
+    server('registerLibraryDoc', 1, (doc, o) =>
+      S.registerLibraryDoc(doc, { id: ctx.id('lib'), name: `${rng.string(5)}.md`, format: rng.pick(['md', 'txt', 'pdf'] as const), chars: rng.int(999), passages: rng.int(9), bytes: rng.int(999), uploadedBy: null, builtin: rng.bool(), created: 1 }, o)),
+    person('removeLibraryDoc', 1, (doc, o) => {
+      const docs = S.listLibrary(doc);
+      if (docs.length) S.removeLibraryDoc(doc, rng.pick(docs).id, o);
+    }),
     person('setTitle', 1, (doc, o) => S.setTitle(doc, 'Title ' + rng.string(4, 'xyz'), o)),
     server('registerTable', 1, (doc, o) =>
       S.registerTable(doc, { name: `t${rng.int(4)}`, fileName: 'x.csv', format: 'csv', columns: [{ name: 'a', type: 'BIGINT' }], rows: rng.int(9), bytes: 1, storedBytes: 1, uploadedBy: { id: 'u0' }, created: 1 }, o)),

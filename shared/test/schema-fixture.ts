@@ -33,6 +33,8 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   S.setTitle(doc, 'Fixture workspace', person);
   S.setSetting(doc, 'agentMode', 'direct', person);
   S.setSetting(doc, 'neuroglancerHost', 'https://example.org/', person);
+  S.setSetting(doc, 'planApproval', 'wait', person);
+  S.setAgentInstructions(doc, 'Use 30 Hz unless told otherwise.', person);
 
   // Notebook: markdown, code and a named SQL cell; the code cell has run.
   S.createCell(doc, { kind: 'markdown', source: '# Title\n\nSome *text*, `code` and a [link](https://example.org).\n\n- one\n- two', author: 'u_ada', id: 'c_md' as S.CellId }, person);
@@ -71,6 +73,13 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   // Data registry (server: uploads), one table removed by a person.
   const table = (name: string): S.DataTable => ({ name, fileName: `${name}.csv`, format: 'csv', columns: [{ name: 'a', type: 'BIGINT' }], rows: 1, bytes: 2, storedBytes: 3, uploadedBy: ada, created: 6 });
   S.registerTable(doc, table('rois'), server);
+
+  // The method library (server: indexed uploads and shipped notes); a person removes one; a note cell.
+  const libDoc = (id: string, builtin: boolean): S.LibraryDoc => ({ id, name: `${id}.md`, format: 'md', chars: 10, passages: 1, bytes: 10, uploadedBy: builtin ? null : ada, builtin, created: 8 });
+  S.registerLibraryDoc(doc, libDoc('lib_dff', true), server);
+  S.registerLibraryDoc(doc, libDoc('lib_mine', false), server);
+  S.removeLibraryDoc(doc, 'lib_mine', person);
+  S.setCellTags(doc, 'c_md', ['note', 'methods'], person);
   S.registerTable(doc, table('old'), server);
   S.unregisterTable(doc, 'old', person);
 
@@ -98,7 +107,29 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   S.appendToMessage(doc, reply, 'Done: ', agent);
   S.setMessageStatus(doc, reply, 'done', agent);
   S.setRunPlan(doc, runId, [{ text: 'look', status: 'done' }], agent);
-  const act = S.startActivity(doc, runId, 'get_cell', '{"id":"c_code"}', agent)!;
+  // Its analysis plan: the route, the brief people steer, steps the agent runs and people edit.
+  S.setRoute(doc, runId, { kind: 'analysis', reason: 'several steps', scopes: ['notebook', 'calcium'] }, agent);
+  S.setPlan(doc, runId, { clarified: 'Plot it', assumptions: ['30 Hz'], alternatives: [{ label: 'Histogram', request: 'plot a histogram' }], parameters: { frameRate: 30, smooth: true, table: 'rois' }, waiting: true }, [
+    { id: 's1', goal: 'Load it', dependsOn: [], scope: ['data'], expect: { n_rows: { min: 0, integer: true, why: 'a count' } } },
+    { id: 's2', goal: 'Plot it', dependsOn: ['s1'], scope: ['notebook'] },
+  ], agent);
+  S.editAssumptions(doc, runId, '30 Hz\nGCaMP6f', person);
+  S.pickAlternative(doc, runId, { label: 'Histogram', request: 'plot a histogram' }, ada, person);
+  S.pressGo(doc, runId, ada, person);
+  S.setBriefWaiting(doc, runId, false, agent);
+  S.editStepGoal(doc, runId, 's2', 'Plot it as a line', person);
+  S.setStepDependsOn(doc, runId, 's2', ['s1'], person);
+  const added = S.addPlanStep(doc, runId, { goal: 'Save a figure', dependsOn: ['s2'], afterId: 's2', id: 'p_1' }, ada, person);
+  if (added !== 'p_1') throw new Error('fixture: a person should add a step');
+  S.removePlanStep(doc, runId, 'p_1', ada, person);
+  S.updatePlanStep(doc, runId, 's1', { status: 'running', attempts: 1, startedAt: 5 }, agent);
+  S.updatePlanStep(doc, runId, 's1', {
+    status: 'done', endedAt: 6, summary: 'loaded 3 rows', values: { n_rows: 3, unit: 'rows' },
+    verdict: { passed: true, confidence: 0.9, issues: [], suggestions: [], checks: [{ name: 'reported', passed: true, detail: 'ok' }] },
+    provenance: [{ kind: 'cell', id: 'c_sql', label: 'cell 1' }, { kind: 'table', id: 'rois', label: 'table rois' }],
+  }, agent);
+  S.updatePlanStep(doc, runId, 's2', { status: 'skipped', reason: 'stopped by Ada', endedAt: 7 }, agent);
+  const act = S.startActivity(doc, runId, 'get_cell', '{"id":"c_code"}', agent, 's1')!;
   S.finishActivity(doc, runId, act, 'done', 'ok', agent);
   S.recordStep(doc, runId, { prompt: 1, completion: 2, total: 3 }, agent);
   S.addAudit(doc, runId, { tool: 'create_cell', change: 'created', target: 'cell:c_sql' }, agent);

@@ -1,5 +1,5 @@
 /**
- * The agent's HTTP client for the server's read-only APIs (tables, volumes). Only paths under the
+ * The agent's HTTP client for the server's read-only APIs (tables, volumes, the method library). Only paths under the
  * configured server are ever requested: tools cannot name a URL.
  * Effects: network (the Plexus server only).
  */
@@ -9,6 +9,9 @@ export class ServerApiError extends Error {
     super(message);
   }
 }
+
+import type { LibraryPassage } from '@plexus/shared';
+export type { LibraryPassage };
 
 export class ServerApi {
   constructor(
@@ -76,9 +79,21 @@ export class ServerApi {
       'POST', this.ws('/data/query'), { sql, limit }, signal);
   }
 
+  /** The whole text of one library document (by id, as `searchLibrary` and the `library` root give it). */
+  libraryText(docId: string, signal: AbortSignal) {
+    return this.request<{ id: string; name: string; format: 'md' | 'txt' | 'pdf'; builtin: boolean; text: string }>(
+      'GET', this.ws(`/library/${encodeURIComponent(docId)}`), undefined, signal);
+  }
+
   volumeHistogram(dataset: string, layer: string, params: Record<string, string | number>, signal: AbortSignal) {
     const q = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]));
     return this.request<Record<string, unknown>>('GET', `/api/volumes/${encodeURIComponent(dataset)}/${encodeURIComponent(layer)}/histogram?${q}`, undefined, signal);
+  }
+
+  /** Passages of the workspace's method library that match `query` (BM25), best first. */
+  async searchLibrary(query: string, limit: number, signal: AbortSignal): Promise<LibraryPassage[]> {
+    const r = await this.request<{ results?: LibraryPassage[] }>('GET', this.ws(`/library/search?q=${encodeURIComponent(query.slice(0, 500))}&limit=${limit}`), undefined, signal);
+    return r?.results ?? [];
   }
 
   /** Datasets this server serves, with their layers. */

@@ -19,7 +19,7 @@ import {
   type AgentOrigin, type ChatAuthor, type PresenceState, type RunView,
 } from '@plexus/shared';
 import type { AgentConfig } from '../config.ts';
-import type { Model } from '../llm/model.ts';
+import { Model } from '../llm/model.ts';
 import { AgentRun } from '../run/agent-run.ts';
 import type { Presence } from '../tools/tool.ts';
 import { ServerApi } from './server-api.ts';
@@ -84,6 +84,14 @@ export class WorkspacePeer {
   get clientId(): number {
     return this.doc.clientID;
   }
+
+  /** The router's model: PLEXUS_AGENT_FAST_MODEL on the same endpoint, else the main model. */
+  private get fastModel(): Model {
+    if (!this.config.fastModel || this.config.fastModel === this.model.config.model) return this.model;
+    this.fast ??= new Model({ ...this.model.config, model: this.config.fastModel, maxTokensPerTurn: Math.min(this.model.config.maxTokensPerTurn, 512) });
+    return this.fast;
+  }
+  private fast: Model | null = null;
 
   get busy(): boolean {
     return this.active.size > 0;
@@ -235,6 +243,7 @@ export class WorkspacePeer {
       origin,
       author: this.author,
       model: this.model,
+      fastModel: this.fastModel,
       api: this.api,
       presence: this.presence(),
       limits: this.config.limits,

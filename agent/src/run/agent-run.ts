@@ -8,11 +8,15 @@ import type * as Y from 'yjs';
 import {
   addAudit, applyAction, buildContext, cellSource, cellText, describeAction, destructiveReason, finishActivity, finishRun,
   getCell, getRun, getSettings, noteActivity, planTextEdit, unsupportedClaims, postMessage, postProposal, recordStep, setMessageStatus, startActivity, startRun,
-  textEditSteps, actionTarget, appendToMessage, listMessages, type AgentAction, type AgentOrigin, type ChatAuthor,
-  type PresenceState, type RunView, type TokenUsage,
+  textEditSteps, actionTarget, appendToMessage, listMessages, getAgentInstructions, setRoute, type AgentAction, type AgentOrigin, type ChatAuthor,
+  type PresenceState, type RunRoute, type RunView, type TokenUsage, type ToolScope,
 } from '@plexus/shared';
 import type { Model, Message, ToolCall } from '../llm/model.ts';
-import { ALL_TOOLS, TOOLS_BY_NAME, openAiTools } from '../tools/index.ts';
+import { ALL_TOOLS, TOOLS_BY_NAME, openAiTools, toolCatalogue, toolsFor } from '../tools/index.ts';
+import type { Tool } from '../tools/tool.ts';
+import { routeRequest } from '../plan/router.ts';
+import { AnalysisRun, PlanError, type StepRequestRecord } from '../plan/analysis-run.ts';
+import { instructionsSection, passagesSection, type Passage } from '../plan/prompts.ts';
 import { ToolArgumentError } from '../tools/validate.ts';
 import { ToolRefusal, type ActResult, type Presence, type ToolContext, type ToolResult } from '../tools/tool.ts';
 import type { ServerApi } from '../peer/server-api.ts';
@@ -36,6 +40,9 @@ export interface RunLimits {
   allowedSourcePrefixes: string[];
   /** Interval of answer writes (ms). */
   streamIntervalMs: number;
+  /** Plan steps that run at once, and model turns per step attempt (analysis runs). */
+  maxParallelSteps: number;
+  maxStepTurns: number;
 }
 
 export interface RunDeps {
@@ -45,6 +52,8 @@ export interface RunDeps {
   origin: AgentOrigin;
   author: ChatAuthor;
   model: Model;
+  /** The router's model (PLEXUS_AGENT_FAST_MODEL; else the main model). */
+  fastModel?: Model;
   api: ServerApi;
   presence: Presence;
   limits: RunLimits;
@@ -63,10 +72,11 @@ export class AgentRun {
   private readonly seen = new Map<string, string>();
   /** What the run read or asked for (context, request, thread, tool arguments and results): what an answer may state. */
   private readonly evidence: string[] = [];
-  /** The activity of the tool being called (for progress notes). */
-  private activityId: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   replyId = '';
+  /** The analysis of this run, if it was routed to one (its step requests, for tests and benchmarks). */
+  analysis: AnalysisRun | null = null;
+  route: RunRoute | null = null;
 
   constructor(private readonly d: RunDeps) {}
 
@@ -96,11 +106,16 @@ export class AgentRun {
     let status: 'done' | 'stopped' | 'error' = 'done';
     let reason: string | null = null;
     try {
-      await this.loop(reply);
+      this.route = await this.routeRun();
+      if (this.route.kind === 'analysis') await this.analyse(reply);
+      else await this.loop(reply, this.route);
     } catch (e) {
       if (this.stopReason) {
         status = this.stopStatus;
         reason = this.stopReason;
+      } else if (e instanceof PlanError) {
+        status = 'error';
+        reason = e.message;
       } else {
         status = 'error';
         reason = describeModelError(e);
@@ -139,17 +154,79 @@ export class AgentRun {
     return out;
   }
 
-  private async loop(reply: ReplyStream): Promise<void> {
+  /** Routes the request (question, analysis, direct action) and records the route in the run. */
+  private async routeRun(): Promise<RunRoute> {
+    const { doc, run, origin } = this.d;
+    const workspace = buildContext(doc, this.d.asker(), { excludeMessage: run.request.messageId, caps: { total: 3000, notebook: 1200, chat: 600, viewer: 400, data: 600 } });
+    const r = await routeRequest(this.d.fastModel ?? this.d.model, { request: run.request.text, workspace, instructions: getAgentInstructions(doc), signal: this.controller.signal });
+    recordStep(doc, run.id, r.usage, origin, { countStep: false });
+    setRoute(doc, run.id, r.route, origin);
+    return r.route;
+  }
+
+  /** Library passages for a query (none when the library cannot be searched). */
+  private async passages(query: string, limit: number): Promise<Passage[]> {
+    try {
+      return await this.d.api.searchLibrary(query, limit, this.controller.signal);
+    } catch (e) {
+      if (this.stopReason) throw new StopError(this.stopReason);
+      this.d.log('library search failed', { run: this.d.run.id, err: String(e) });
+      return [];
+    }
+  }
+
+  /** An analysis: plan, steps, verification, summary (plan/analysis-run.ts). */
+  private async analyse(reply: ReplyStream): Promise<void> {
+    const { doc, run, origin, limits } = this.d;
+    this.analysis = new AnalysisRun({
+      doc, runId: run.id, origin, agentName: this.d.author.name, model: this.d.model, api: this.d.api,
+      limits: { maxParallelSteps: limits.maxParallelSteps, maxStepTurns: limits.maxStepTurns, toolResultChars: limits.toolResultChars, maxReplans: 3 },
+      signal: this.controller.signal,
+      stopReason: () => this.stopReason,
+      callTool: (call, opts) => this.callTool(call, opts),
+      recordUsage: (u) => {
+        recordStep(doc, run.id, u, origin);
+        this.checkTokens();
+      },
+      workspaceContext: () => buildContext(doc, this.d.asker(), { excludeMessage: run.request.messageId }),
+      instructions: () => getAgentInstructions(doc),
+      searchLibrary: (q, n) => this.passages(q, n),
+      toolsFor: (scopes) => toolsFor(scopes.length ? scopes : undefined),
+      toolCatalogue: () => toolCatalogue(),
+      log: this.d.log,
+    });
+    this.d.presence.focus('notebook');
+    let text: string;
+    try {
+      text = await this.analysis.run(run.request.text);
+    } catch (e) {
+      if (this.stopReason && !(e instanceof PlanError)) throw new StopError(this.stopReason);
+      throw e;
+    }
+    reply.push(text);
+    reply.flush();
+    if (this.stopReason) throw new StopError(this.stopReason);
+  }
+
+  /** The step requests of this run's analysis (empty for other runs). */
+  get stepRequests(): StepRequestRecord[] {
+    return this.analysis?.stepRequests ?? [];
+  }
+
+  private async loop(reply: ReplyStream, route: RunRoute): Promise<void> {
     const { doc, run, limits } = this.d;
     const context = buildContext(doc, this.d.asker(), { excludeMessage: run.request.messageId });
     const history = this.history();
+    const passages = route.kind === 'question' || route.scopes?.includes('library') ? await this.passages(run.request.text, 4) : [];
     const messages: Message[] = [
-      { role: 'system', content: systemPrompt({ name: this.d.author.name, mode: getSettings(doc).agentMode, context, maxSteps: limits.maxSteps }) },
+      { role: 'system', content: systemPrompt({ name: this.d.author.name, mode: getSettings(doc).agentMode, context, maxSteps: limits.maxSteps }) + instructionsSection(getAgentInstructions(doc)) + passagesSection(passages) },
       ...history,
       { role: 'user', content: `${run.request.by.name ?? run.request.by.id}: ${run.request.text}` },
     ];
-    this.evidence.push(context, run.request.text, ...history.map((m) => String(m.content ?? '')));
-    const tools = openAiTools(ALL_TOOLS);
+    this.evidence.push(context, run.request.text, ...history.map((m) => String(m.content ?? '')), ...passages.map((p) => p.text));
+    const scoped = route.scopes?.length ? toolsFor(withEssentials(route.kind, route.scopes)) : ALL_TOOLS;
+    const byName = new Map(scoped.map((t) => [t.name, t]));
+    const tools = openAiTools(scoped);
     let hinted = false;
     let checked = false;
     for (let step = 1; step <= limits.maxSteps; step++) {
@@ -187,7 +264,7 @@ export class AgentRun {
       messages.push({ role: 'assistant', content: turn.text || null, tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) });
       for (const call of turn.toolCalls) {
         if (this.stopReason) throw new StopError(this.stopReason);
-        const result = await this.callTool(call);
+        const result = await this.callTool(call, { tools: byName });
         // What it asked for (the values it set or proposed) and what came back.
         this.evidence.push(call.arguments, result.content);
         messages.push({ role: 'tool', tool_call_id: call.id, content: short(result.content, limits.toolResultChars) });
@@ -210,19 +287,21 @@ export class AgentRun {
     if (used >= this.d.limits.maxTokens) this.stop(`token budget reached (${used} of ${this.d.limits.maxTokens} tokens)`);
   }
 
-  private async callTool(call: ToolCall): Promise<ToolResult> {
+  /** Calls one tool (of `tools`: the ones in scope) with its activity visible in the run (under its plan step, if any). */
+  private async callTool(call: ToolCall, opts: { tools: Map<string, Tool>; step?: string }): Promise<ToolResult> {
     const { doc, run, origin } = this.d;
-    const activity = startActivity(doc, run.id, call.name || '(no name)', call.arguments, origin);
-    this.activityId = activity;
+    const activity = startActivity(doc, run.id, call.name || '(no name)', call.arguments, origin, opts.step);
     const end = (r: ToolResult) => {
       if (activity) finishActivity(doc, run.id, activity, r.status, r.summary, origin);
-      this.activityId = null;
       return r;
     };
-    const tool = TOOLS_BY_NAME.get(call.name);
-    if (!tool) return end({ status: 'error', summary: `unknown tool "${call.name}"`, content: JSON.stringify({ ok: false, error: `unknown tool "${call.name}"; available tools: ${[...TOOLS_BY_NAME.keys()].join(', ')}` }) });
+    const tool = opts.tools.get(call.name);
+    if (!tool) {
+      const why = TOOLS_BY_NAME.has(call.name) ? `the tool "${call.name}" is not available for this request` : `unknown tool "${call.name}"`;
+      return end({ status: 'error', summary: why, content: JSON.stringify({ ok: false, error: `${why}; available tools: ${[...opts.tools.keys()].join(', ')}` }) });
+    }
     try {
-      return end(await tool.call(this.toolContext(), call.arguments));
+      return end(await tool.call(this.toolContext(activity), call.arguments));
     } catch (e) {
       if (this.stopReason) {
         end({ status: 'error', summary: 'stopped', content: '' });
@@ -236,14 +315,14 @@ export class AgentRun {
     }
   }
 
-  private toolContext(): ToolContext {
+  private toolContext(activityId: string | null): ToolContext {
     const { doc, workspaceId, run, origin, author, api, presence, limits } = this.d;
     return {
       doc, workspaceId, runId: run.id, origin, author, replyId: this.replyId, signal: this.controller.signal, api, presence,
       allowedSourcePrefixes: limits.allowedSourcePrefixes, seen: this.seen, typing: limits.typing, maxRunWaitMs: limits.maxRunWaitMs,
       decisionWaitMs: limits.decisionWaitMs,
       progress: (summary) => {
-        if (this.activityId) noteActivity(doc, run.id, this.activityId, summary, origin);
+        if (activityId) noteActivity(doc, run.id, activityId, summary, origin);
       },
       act: (tool, action, why) => this.act(tool, action, why),
     };
@@ -295,6 +374,11 @@ export class AgentRun {
     if (this.stopReason) throw new StopError(this.stopReason);
     return { kind: 'applied', message, ...(c ? { conflicts: c } : {}) };
   }
+}
+
+/** The scopes a direct request works with: those the router named, plus reading the notebook and the chat tools. */
+function withEssentials(kind: RunRoute['kind'], scopes: ToolScope[]): ToolScope[] {
+  return [...new Set<ToolScope>([...scopes, 'chat', ...(kind === 'question' ? (['library'] as const) : [])])];
 }
 
 /** A model/API failure as one line people understand. */

@@ -5,6 +5,16 @@
  */
 import fs from 'node:fs';
 
+/**
+ * The kind of request, from the first line of its system prompt (`Task: route` …; none: the
+ * conversational tool loop). A turn answers only requests of its `match.task` (none: only
+ * conversational ones). Route and verify requests no turn answers get the defaults — routed as a
+ * direct action, judged plausible — so scenarios script only what their test is about, and the
+ * scenarios written before routing play unchanged.
+ */
+export const SCRIPTED_TASKS = ['route', 'plan', 'step', 'verify'] as const;
+export type ScriptedTask = (typeof SCRIPTED_TASKS)[number];
+
 export interface ScriptedToolCall {
   name: string;
   /** An object (sent as JSON) or a raw string — to script malformed arguments. */
@@ -19,7 +29,7 @@ export interface ScriptedTurn {
    * scripts that can be replayed: step n answers the request that follows n tool results), and/or
    * the conversation's last message (a tool result, a system note) contains `lastMessageContains`.
    */
-  match?: { lastUserContains?: string; afterTools?: number; lastMessageContains?: string };
+  match?: { lastUserContains?: string; afterTools?: number; lastMessageContains?: string; task?: ScriptedTask };
   text?: string;
   toolCalls?: ScriptedToolCall[];
   /** Characters per streamed piece (default 8). */
@@ -64,6 +74,8 @@ export function parseScenario(v: unknown, where = 'scenario'): Scenario {
         if (!c || typeof c.name !== 'string' || !c.name) throw new ScenarioError(`${at}: tool call ${j + 1} needs a "name"`);
       });
     }
+    if (turn.match?.task !== undefined && !(SCRIPTED_TASKS as readonly string[]).includes(turn.match.task))
+      throw new ScenarioError(`${at}: "match.task" must be one of ${SCRIPTED_TASKS.join(', ')}`);
     if (turn.error && (typeof turn.error.status !== 'number' || typeof turn.error.message !== 'string'))
       throw new ScenarioError(`${at}: "error" needs a numeric "status" and a "message"`);
     if (turn.text === undefined && !turn.toolCalls?.length && !turn.error && !turn.obey) throw new ScenarioError(`${at} has no text, tool calls or error`);

@@ -8,7 +8,21 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Scenario, ScriptedTurn } from './scenario.ts';
+import type { Scenario, ScriptedTask, ScriptedTurn } from './scenario.ts';
+
+/** The request's task: the first line of its first system message (see ScriptedTask). */
+export function requestTask(body: Record<string, unknown>): ScriptedTask | null {
+  const msgs = Array.isArray(body.messages) ? (body.messages as RequestMessage[]) : [];
+  const system = msgs.find((m) => m?.role === 'system');
+  const m = system ? /^Task: (route|plan|step|verify)\b/.exec(messageText(system)) : null;
+  return m ? (m[1] as ScriptedTask) : null;
+}
+
+/** What the scripted model answers a route or verify request no turn answers. */
+const DEFAULT_ANSWERS: Partial<Record<ScriptedTask, ScriptedTurn>> = {
+  route: { text: '{"kind": "action", "reason": "the scenario scripts no route"}' },
+  verify: { text: '{"passed": true, "confidence": 0.9, "issues": [], "suggestions": []}' },
+};
 
 export interface RecordedRequest {
   body: Record<string, unknown>;
@@ -16,6 +30,8 @@ export interface RecordedRequest {
   turn: number;
   /** The client went away before the answer was complete. */
   aborted: boolean;
+  /** The request's task (null: the conversational tool loop). */
+  task: ScriptedTask | null;
 }
 
 export interface ScriptedLlm {
@@ -23,6 +39,8 @@ export interface ScriptedLlm {
   /** Base URL for the `openai` client (`…/v1`). */
   baseURL: string;
   requests: RecordedRequest[];
+  /** The requests of the conversational tool loop only (routing, planning, steps and verification left out). */
+  readonly conversation: RecordedRequest[];
   close(): Promise<void>;
 }
 
@@ -131,9 +149,11 @@ export async function startScriptedLlm(scenario: Scenario, port = 0, hooks: Scri
 
   const pickTurn = (body: Record<string, unknown>): number => {
     const text = lastUserText(body);
+    const task = requestTask(body);
     for (let i = 0; i < scenario.turns.length; i++) {
       if (used.has(i)) continue;
       const m = scenario.turns[i]!.match;
+      if ((m?.task ?? null) !== task) continue;
       if (m?.lastUserContains !== undefined && !text.includes(m.lastUserContains)) continue;
       if (m?.afterTools !== undefined && toolResults(body) !== m.afterTools) continue;
       if (m?.lastMessageContains !== undefined && !lastText(body).includes(m.lastMessageContains)) continue;
@@ -150,11 +170,12 @@ export async function startScriptedLlm(scenario: Scenario, port = 0, hooks: Scri
       return sendError(res, 400, `malformed request body: ${(e as Error).message}`);
     }
     const index = pickTurn(body);
-    const rec: RecordedRequest = { body, turn: index, aborted: false };
+    const rec: RecordedRequest = { body, turn: index, aborted: false, task: requestTask(body) };
     requests.push(rec);
-    if (index < 0) return sendError(res, 500, 'the scripted model has no turn left for this request', 'server_error');
-    const scripted: ScriptedTurn = scenario.turns[index]!;
-    if (!scripted.repeat && !scripted.obey) used.add(index);
+    const fallback = index < 0 ? DEFAULT_ANSWERS[requestTask(body) ?? ('' as ScriptedTask)] : undefined;
+    if (index < 0 && !fallback) return sendError(res, 500, `the scripted model has no turn left for this request${requestTask(body) ? ` (task ${requestTask(body)})` : ''}`, 'server_error');
+    const scripted: ScriptedTurn = fallback ?? scenario.turns[index]!;
+    if (index >= 0 && !scripted.repeat && !scripted.obey) used.add(index);
     const turn: ScriptedTurn = scripted.obey ? obeyTurn(scripted, body) : scripted;
     if (turn.error) return sendError(res, turn.error.status, turn.error.message, turn.error.type);
     const id = `chatcmpl-scripted-${++counter}`;
@@ -228,6 +249,9 @@ export async function startScriptedLlm(scenario: Scenario, port = 0, hooks: Scri
     url,
     baseURL: `${url}/v1`,
     requests,
+    get conversation() {
+      return requests.filter((r) => r.task === null);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -35,8 +35,8 @@ describe('one agent runner per workspace', () => {
 
     const runs = [ask(a.doc, 'one'), ask(a.doc, 'two'), ask(a.doc, 'three')];
     for (const id of runs) expect((await waitRunEnd(a.doc, id)).status).toBe('done');
-    expect(first.llm.requests.length).toBe(3);
-    expect(second.llm.requests.length).toBe(0);
+    expect(first.llm.conversation.length).toBe(3);
+    expect(second.llm.conversation.length).toBe(0);
     expect(listRuns(a.doc).filter((r) => r.status !== 'done')).toEqual([]);
     // The standby never joined: one agent presence in the workspace.
     const agents = [...a.provider.awareness!.getStates().values()].filter((s) => (s as { user?: { kind?: string } }).user?.kind === 'agent');
@@ -47,7 +47,7 @@ describe('one agent runner per workspace', () => {
     await second.peer.whenHolding();
     const after = await waitRunEnd(a.doc, ask(a.doc, 'four'));
     expect(after.status).toBe('done');
-    expect(second.llm.requests.length).toBe(1);
+    expect(second.llm.conversation.length).toBe(1);
     expect(listRuns(a.doc).map((r) => r.status)).toEqual(['done', 'done', 'done', 'done']);
     await second.close();
   });

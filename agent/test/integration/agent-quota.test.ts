@@ -21,6 +21,6 @@ describe('agent quotas', () => {
     expect((await waitRunEnd(a.doc, ask(a.doc, 'hi from bob', bob, userOrigin('bob', 'Bob')))).status).toBe('done');
     const full = await waitRunEnd(a.doc, ask(a.doc, 'again from bob', bob, userOrigin('bob', 'Bob')));
     expect(full.reason).toMatch(/^This workspace has used 3 agent requests in the last hour \(limit 3\)/);
-    expect(suite.agent!.llm.requests.length).toBe(3); // refused requests never reach the model
+    expect(suite.agent!.llm.conversation.length).toBe(3); // refused requests never reach the model
   });
 });

@@ -46,7 +46,7 @@ describe('agent runs', () => {
     expect(run.audit.map((x) => x.target)).toEqual([`cell:${cell.id}`]);
     expect(replyText(a.doc, runId)).toContain('The answer is **42**.');
     // The model saw the run result in the tool message.
-    const lastReq = agent.llm.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> };
+    const lastReq = agent.llm.conversation.at(-1)!.body as { messages: Array<{ role: string; content: string }> };
     expect(lastReq.messages.filter((m) => m.role === 'tool').at(-1)!.content).toContain('42');
   });
 
@@ -119,7 +119,7 @@ describe('agent runs', () => {
     expect(text).toContain('word word');
     expect(text).toContain('_Stopped: stopped by Alice_');
     expect(text.length).toBeLessThan(2000);
-    await waitFor(() => (agent!.llm.requests[0]!.aborted ? true : null), { timeout: 60_000, message: 'the model stream to be aborted' });
+    await waitFor(() => (agent!.llm.conversation[0]!.aborted ? true : null), { timeout: 60_000, message: 'the model stream to be aborted' });
   });
 
   it('Stop during a tool call (a cell that loops) ends the run', async () => {
@@ -131,7 +131,7 @@ describe('agent runs', () => {
     requestRunStop(a.doc, runId, alice, aliceOrigin);
     const run = await waitRunEnd(a.doc, runId, 5000);
     expect(run.status).toBe('stopped');
-    expect(agent.llm.requests).toHaveLength(1);
+    expect(agent.llm.conversation).toHaveLength(1);
     expect(replyText(a.doc, runId)).not.toContain('never reached');
   });
 
@@ -171,7 +171,7 @@ describe('agent runs', () => {
     const run = await waitRunEnd(a.doc, runId);
     expect(run.status).toBe('done');
     expect(run.activity.map((x) => x.status)).toEqual(['error', 'error', 'error']);
-    const tools = (agent.llm.requests[1]!.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool').map((m) => String(JSON.parse(m.content).error));
+    const tools = (agent.llm.conversation[1]!.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool').map((m) => String(JSON.parse(m.content).error));
     expect(tools[0]).toContain('not valid JSON');
     expect(tools[1]).toContain('unknown tool "rm_rf"');
     expect(tools[2]).toMatch(/arguments\.kind: must be one of/);
@@ -188,7 +188,7 @@ describe('agent runs', () => {
     expect(run.reason).toBe('step budget reached (6 steps)');
     expect(run.steps).toBe(6);
     expect(replyText(a.doc, runId)).toContain('step budget reached');
-    const bodies = agent.llm.requests.map((r) => r.body as { messages: Array<{ role: string; content: string }>; tool_choice?: string });
+    const bodies = agent.llm.conversation.map((r) => r.body as { messages: Array<{ role: string; content: string }>; tool_choice?: string });
     expect(bodies).toHaveLength(6);
     expect(bodies[3]!.messages.some((m) => m.role === 'system' && m.content.includes('steps left'))).toBe(true);
     expect(bodies[5]!.tool_choice).toBe('none');

@@ -1,7 +1,8 @@
 /**
  * The data panel (a collapsible section above the notebook): every uploaded table for everyone
  * (name, columns and types, rows, size, uploader) with a paged preview; for editors a file
- * picker, the uploads in progress (progress bar, cancel, the server's error) and delete.
+ * picker, the uploads in progress (progress bar, cancel, the server's error) and delete; below
+ * them the method library (library/LibrarySection.tsx).
  * Effects: network (previews, uploads, delete).
  */
 import { useEffect, useRef, useState } from 'react';
@@ -16,6 +17,7 @@ import { useTables } from './useTables.ts';
 import { UploadList } from './UploadList.tsx';
 import { useAgentUi } from '../agent/agentUi.ts';
 import { clickRow, EMPTY_SELECTION, selectionField, type RowSelection } from './rowSelection.ts';
+import { LibrarySection } from '../library/LibrarySection.tsx';
 
 /** "1.2 MB". Pure. */
 export function formatBytes(n: number): string {
@@ -168,6 +170,7 @@ export function DataPanel() {
           ))}
         </ul>
       )}
+      <LibrarySection />
     </section>
   );
 }

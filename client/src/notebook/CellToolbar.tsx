@@ -1,8 +1,9 @@
-/** A cell's controls: presence badges, kind, move up/down, delete (editors only). */
+/** A cell's controls: presence badges, library note toggle (markdown), kind, move up/down, delete (editors only). */
 import { CELL_KINDS, type CellId, type CellKind } from '@plexus/shared';
 import type { Peer } from '../collab/presenceIndex.ts';
 import { PeerBadges } from '../presence/PeerBadges.tsx';
 import { useNotebook } from './controller.ts';
+import { CellNoteToggle } from '../library/CellNoteToggle.tsx';
 
 export const KIND_LABEL: Record<CellKind, string> = { markdown: 'Markdown', code: 'Code', sql: 'SQL' };
 
@@ -22,6 +23,7 @@ export function CellToolbar({ cellId, kind, peers, canEdit, showKind, isFirst, i
   return (
     <div className="cell-toolbar">
       <PeerBadges peers={peers} />
+      {kind === 'markdown' && showKind && <CellNoteToggle cellId={cellId} canEdit={canEdit} />}
       {canEdit && showKind && (
         <select
           className="cell-kind-select"

@@ -20,6 +20,8 @@ import type { OccupiedWorkspace } from '../collab/people.ts';
 import { RecoveryError, recover, recoveryOptions } from '../collab/recovery.ts';
 import type { AgentLeases } from '../collab/agent-leases.ts';
 import type { WorkspaceStore } from '../store/workspace-store.ts';
+import type { Library } from '../library/library-service.ts';
+import { handleLibraryApi } from './library-api.ts';
 
 export interface ApiDeps {
   signer: TokenSigner;
@@ -40,6 +42,8 @@ export interface ApiDeps {
   dataDir: string;
   /** Loaded workspaces with people connected (for the agent). */
   occupiedWorkspaces: () => OccupiedWorkspace[];
+  /** The method library (library-api.ts). */
+  library: Library;
 }
 
 function bearer(req: IncomingMessage, url: URL): string | null {
@@ -164,6 +168,11 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         return await handleJobsApi({ hocuspocus: deps.notebook.hocuspocus, jobs: deps.notebook.jobs, recordings: deps.notebook.recordings }, req, res, url, claims, role, id, parts.slice(2));
       }
       if (await handleNotebookApi(nb, req, res, url, claims, role, id, parts.slice(2))) return true;
+    } else if (parts.length >= 3 && parts[2] === 'library') {
+      const role = roleIn(claims, id);
+      deps.workspaces.get(id);
+      await handleLibraryApi(deps.library, req, res, url, claims, role, id, parts.slice(3));
+      return true;
     } else if (parts.length === 3 && parts[2] === 'recovery') {
       requireManage(claims, id);
       deps.workspaces.get(id);

@@ -69,6 +69,8 @@ export interface ToolActivity {
   durationMs: number | null;
   /** Result in short (one line, cut), or the error. */
   summary: string;
+  /** The plan step it belongs to (analysis runs). */
+  step?: string;
 }
 
 export interface AuditEntry {
@@ -145,6 +147,7 @@ function readActivity(m: unknown): ToolActivity | null {
     startedAt: Number(m.get('startedAt') ?? 0),
     durationMs: typeof m.get('durationMs') === 'number' ? (m.get('durationMs') as number) : null,
     summary: String(m.get('summary') ?? ''),
+    ...(typeof m.get('step') === 'string' ? { step: m.get('step') as string } : {}),
   };
 }
 
@@ -279,14 +282,17 @@ export function finishRun(doc: Y.Doc, id: string, status: Exclude<RunStatus, 'qu
   }, origin);
 }
 
-/** Agent: one more model step, and the tokens it used. */
-export function recordStep(doc: Y.Doc, id: string, usage: TokenUsage | null, origin: Origin): void {
+/**
+ * Agent: one more model step, and the tokens it used. `countStep: false` adds only the tokens (a
+ * routing call: it is not one of the run's steps, but its tokens count against the budget).
+ */
+export function recordStep(doc: Y.Doc, id: string, usage: TokenUsage | null, origin: Origin, opts: { countStep?: boolean } = {}): void {
   const m = runMap(doc, id);
   if (!m) return;
   const r = readRun(m);
   if (!r) return;
   doc.transact(() => {
-    m.set('steps', r.steps + 1);
+    if (opts.countStep !== false) m.set('steps', r.steps + 1);
     if (usage) {
       m.set('tokens', {
         prompt: r.tokens.prompt + usage.prompt,
@@ -306,7 +312,7 @@ export function setRunPlan(doc: Y.Doc, id: string, plan: PlanStep[], origin: Ori
 }
 
 /** Agent: a tool call begins. Returns the activity id. */
-export function startActivity(doc: Y.Doc, id: string, tool: string, args: string, origin: Origin): string | null {
+export function startActivity(doc: Y.Doc, id: string, tool: string, args: string, origin: Origin, step?: string): string | null {
   const m = runMap(doc, id);
   const arr = m?.get('activity');
   if (!(arr instanceof Y.Array)) return null;
@@ -320,6 +326,7 @@ export function startActivity(doc: Y.Doc, id: string, tool: string, args: string
     a.set('status', 'running');
     a.set('startedAt', Date.now());
     a.set('summary', '');
+    if (step) a.set('step', step);
     arr.push([a]);
   }, origin);
   return aid;

@@ -13,6 +13,8 @@ import type { AuditEntry, PlanStep, RunRequestInfo, RunSignal, TokenUsage, UndoO
 import type { Proposal, ProposalOutcome } from '../agent/actions.ts';
 import type { Suggestions } from '../agent/suggestions.ts';
 import type { JobInput, JobProgress, JobRequester, JobSignal, RoiEdit } from '../analysis/jobs.ts';
+import type { Alternative, ParamValue, PickedAlternative, ProvenanceLink, RunRoute, StepVerdict, ToolScope, ValueExpectation } from '../agent/plans.ts';
+import type { LibraryDoc } from '../library/library.ts';
 import type * as W from './workspace-schema.ts';
 
 /** `Value` (what a helper writes) must be a value of schema `S`. */
@@ -41,4 +43,14 @@ export type HelperValuesFitTheSchema = [
   Fits<typeof W.jobProgress, JobProgress>,
   Fits<typeof W.runSignal, JobSignal>,
   Fits<typeof W.roiEdit, RoiEdit>,
+  Fits<typeof W.runRoute, RunRoute>,
+  Fits<typeof W.toolScopes, ToolScope[]>,
+  Fits<typeof W.alternative, Alternative>,
+  Fits<typeof W.pickedAlternative, PickedAlternative>,
+  Fits<typeof W.paramValues, Record<string, ParamValue>>,
+  Fits<typeof W.valueExpectations, Record<string, ValueExpectation>>,
+  Fits<typeof W.stepVerdict, StepVerdict>,
+  Fits<typeof W.provenanceLinks, ProvenanceLink[]>,
+  Fits<typeof W.stepValues, Record<string, number | string>>,
+  Fits<typeof W.libraryDoc, LibraryDoc>,
 ];

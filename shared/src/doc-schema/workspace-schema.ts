@@ -28,6 +28,7 @@ const count = z.number().int().nonnegative();
 const anyJson = z.json();
 const person = z.object({ id, name: z.string().max(200).optional() });
 
+const cellTags = z.array(z.string().min(1).max(40).regex(/^[\w-]+$/)).max(20);
 const runTrigger = z.enum(['request', 'upstream', 'run-all', 'run-stale', 'inputs']);
 const requester = z.object({ id: z.string().max(200), name: z.string().max(200).optional() }).nullable();
 export const runRequest = z.object({ id, by: z.string().max(200), name: z.string().max(200).optional(), at: time, seen: z.string().max(200).nullable() });
@@ -102,6 +103,9 @@ function authorMatchesWriter(value: unknown, writer: Writer): string | null {
 
 const settings = record('workspace settings', {
   agentMode: field(json('an agent mode', z.enum(['direct', 'propose'])), PEOPLE),
+  // Whether an analysis plan waits for a person's Go, and the instructions in every agent prompt.
+  planApproval: field(json('a plan approval mode', z.enum(['wait', 'auto'])), PEOPLE),
+  agentInstructions: field(text('agent instructions'), PEOPLE),
   neuroglancerHost: field(json('a Neuroglancer URL', z.string().max(2000).regex(/^https?:\/\/\S+$/)), PEOPLE),
 });
 
@@ -162,6 +166,8 @@ const cell = record('a cell', {
   // Plexus cannot run (absent: JavaScript).
   jupyter: field(json('an imported Jupyter cell', jupyterCell), SERVER),
   language: field(json('a language', z.string().min(1).max(40)), SERVER),
+  // Labels people give a cell; a markdown cell tagged `note` is part of the method library.
+  tags: field(json('cell tags', cellTags), COLLABORATORS),
 });
 
 const message = record('a chat message', {
@@ -185,6 +191,58 @@ const activity = record('a tool activity', {
   startedAt: field(json('a time', time), AGENT),
   durationMs: field(json('a duration', z.number().nullable()), AGENT),
   summary: field(json('a summary', str(2000)), AGENT),
+  step: field(json('a step id', id), AGENT),
+});
+
+const stepStatus = z.enum(['pending', 'running', 'verifying', 'done', 'failed', 'skipped']);
+export const toolScopes = z.array(z.enum(['notebook', 'viewer', 'data', 'calcium', 'chat', 'library'])).max(6);
+export const runRoute = z.object({ kind: z.enum(['question', 'analysis', 'action']), reason: str(500), scopes: toolScopes.optional() });
+export const alternative = z.object({ label: str(60), request: str(2000) });
+export const pickedAlternative = alternative.extend({ by: z.string().max(200), name: z.string().max(200).optional(), at: time });
+export const paramValues = z.record(z.string().max(60), z.union([z.string().max(500), z.number(), z.boolean()]));
+export const valueExpectations = z.record(z.string().max(100), z.object({ min: z.number().optional(), max: z.number().optional(), integer: z.boolean().optional(), why: str(300) }));
+export const stepVerdict = z.object({
+  passed: z.boolean(),
+  confidence: z.number().min(0).max(1),
+  issues: z.array(str(1000)).max(20),
+  suggestions: z.array(str(1000)).max(20),
+  checks: z.array(z.object({ name: str(100), passed: z.boolean(), detail: str(1000) })).max(50),
+});
+export const provenanceLinks = z.array(z.object({ kind: z.enum(['cell', 'table', 'view', 'job']), id: str(200), label: str(200) })).max(30);
+export const stepValues = z.record(z.string().max(100), z.union([z.number(), z.string().max(500)]));
+const stepIds = z.array(id).max(30);
+const addedBy = person;
+
+/** How the agent understood an analysis request: people edit the assumptions, press Go or pick an alternative. */
+const brief = record('an analysis brief', {
+  clarified: field(json('a clarified request', str(2000)), AGENT, { create: AGENT }),
+  assumptions: field(text('assumptions'), COLLABORATORS, { create: AGENT }),
+  alternatives: field(json('alternatives', z.array(alternative).max(6)), AGENT, { create: AGENT }),
+  parameters: field(json('parameters', paramValues), AGENT, { create: AGENT }),
+  waiting: field(json('a flag', z.boolean()), AGENT, { create: AGENT }),
+  go: field(json('a go signal', runSignal), COLLABORATORS),
+  pick: field(json('a picked alternative', pickedAlternative), COLLABORATORS),
+});
+
+/** One step of an analysis plan: the agent runs it; people add steps, edit pending goals and dependencies, remove pending steps. */
+const planStepRecord = record('a plan step', {
+  id: field(json('a step id', id), NOBODY, { required: true }),
+  order: field(json('an order key', z.string().min(1).max(1000)), COLLABORATORS),
+  goal: field(text('a step goal'), COLLABORATORS),
+  dependsOn: field(json('step ids', stepIds), COLLABORATORS),
+  scope: field(json('tool scopes', toolScopes), COLLABORATORS),
+  expect: field(json('value expectations', valueExpectations), AGENT, { create: AGENT }),
+  status: field(json('a step status', stepStatus), AGENT, { create: AGENT }),
+  attempts: field(json('an attempt count', count), AGENT, { create: AGENT }),
+  verdict: field(json('a verdict', stepVerdict), AGENT, { create: AGENT }),
+  summary: field(json('a summary', str(1200)), AGENT, { create: AGENT }),
+  values: field(json('result values', stepValues), AGENT, { create: AGENT }),
+  provenance: field(json('provenance links', provenanceLinks), AGENT, { create: AGENT }),
+  reason: field(json('a reason', str(1200)), AGENT, { create: AGENT }),
+  startedAt: field(json('a time', time), AGENT, { create: AGENT }),
+  endedAt: field(json('a time', time), AGENT, { create: AGENT }),
+  removed: field(json('a removal', runSignal), COLLABORATORS),
+  addedBy: field(json('a person', addedBy), NOBODY, { create: PEOPLE }),
 });
 
 /** An agent run: people create it (queued) and may ask it to stop or be undone; the agent writes its progress. */
@@ -206,6 +264,9 @@ const run = record('an agent run', {
   activity: field(list('tool activity', activity, { insert: AGENT, remove: AGENT }), AGENT, { create: AGENT }),
   audit: field(list('audit entries', json('an audit entry', auditEntry), { insert: AGENT, remove: AGENT }), AGENT, { create: AGENT }),
   undone: field(json('an undo outcome', undoOutcome), AGENT, { create: AGENT }),
+  route: field(json('a route', runRoute), AGENT, { create: AGENT }),
+  brief: field(brief, AGENT, { create: AGENT }),
+  planSteps: field(dict('plan steps', id, field(planStepRecord, COLLABORATORS, { remove: AGENT })), AGENT, { create: AGENT }),
 });
 
 const kernelRoot = record('kernel commands and status', {
@@ -238,6 +299,18 @@ export const roiEdit = z.union([
 ]);
 const jsonObject = z.record(z.string(), anyJson);
 
+export const libraryDoc = z.object({
+  id,
+  name: z.string().min(1).max(200),
+  format: z.enum(['md', 'txt', 'pdf']),
+  chars: count,
+  passages: count,
+  bytes: count,
+  uploadedBy: person.nullable(),
+  builtin: z.boolean(),
+  created: time,
+});
+
 /** A long analysis the server runs: the server writes it; people and the agent may stop it and edit its ROIs. */
 const job = record('an analysis job', {
   id: field(json('a job id', id), NOBODY, { required: true }),
@@ -268,6 +341,8 @@ export const WORKSPACE_SCHEMA: DocSchema = {
     viewerLayers: dict('viewer layers', name, field(layer, COLLABORATORS)),
     viewerViews: dict('named views', id, field(json('a named view', z.record(z.string(), anyJson)), COLLABORATORS)),
     jobs: dict('analysis jobs', id, field(job, SERVER, { remove: PEOPLE })),
+    // The method library: documents the server indexed (uploads and the notes shipped with Plexus).
+    library: dict('method library', id, field(json('a library document', libraryDoc), SERVER, { remove: PEOPLE })),
   },
 };
 
