@@ -4,7 +4,8 @@
  * workspace setting "Agent edits: Directly / Propose changes" (writers change it, all see it).
  */
 import { useEffect, useState } from 'react';
-import { canWrite, setSetting, type WorkspaceSettings } from '@plexus/shared';
+import { canWrite, getAgentInstructions, MAX_INSTRUCTIONS_CHARS, roots, setAgentInstructions, setSetting, type WorkspaceSettings } from '@plexus/shared';
+import { useYVersion } from '../collab/useY.ts';
 import { useSession } from '../collab/context.tsx';
 import { useAgentUi } from './agentUi.ts';
 import { useAgentPeer, useSettings } from './useAgent.ts';
@@ -16,6 +17,39 @@ const MODES: Array<{ mode: WorkspaceSettings['agentMode']; label: string; title:
   { mode: 'direct', label: 'Directly', title: 'The agent changes the workspace itself (destructive changes still need an Accept)' },
   { mode: 'propose', label: 'Propose changes', title: 'The agent proposes every change as a card someone accepts' },
 ];
+
+const APPROVALS: Array<{ mode: WorkspaceSettings['planApproval']; label: string; title: string }> = [
+  { mode: 'auto', label: 'Start at once', title: 'An analysis plan starts as soon as the agent has made it (anyone can still edit or stop it)' },
+  { mode: 'wait', label: 'Wait for Go', title: 'The agent shows its plan and assumptions and waits until someone presses Go' },
+];
+
+/** The workspace's agent instructions: one shared text everyone sees and edits; part of every agent prompt. */
+function InstructionsEditor({ writer }: { writer: boolean }) {
+  const session = useSession();
+  const [open, setOpen] = useState(false);
+  useYVersion(roots(session.doc).meta, true);
+  const text = getAgentInstructions(session.doc);
+  return (
+    <div className="agent-instructions">
+      <button className="link-btn" aria-expanded={open} data-testid="agent-instructions-toggle" onClick={() => setOpen(!open)}>
+        {open ? '▾' : '▸'} Agent instructions{text ? '' : ' (none)'}
+      </button>
+      {open &&
+        (writer ? (
+          <textarea
+            data-testid="agent-instructions"
+            rows={4}
+            maxLength={MAX_INSTRUCTIONS_CHARS}
+            placeholder="What the agent should always know or do here, e.g. “Frame rate is 30 Hz; cite the methods you use.”"
+            value={text}
+            onChange={(e) => setAgentInstructions(session.doc, e.target.value, session.origin)}
+          />
+        ) : (
+          <p className="muted" data-testid="agent-instructions">{text || 'No instructions.'}</p>
+        ))}
+    </div>
+  );
+}
 
 export function AgentHeader() {
   const session = useSession();
@@ -63,6 +97,28 @@ export function AgentHeader() {
           <strong data-testid="agent-mode-value">{MODES.find((m) => m.mode === settings.agentMode)?.label}</strong>
         )}
       </div>
+      <div className="agent-mode" role="group" aria-label="Analysis plans" data-testid="plan-approval" data-mode={settings.planApproval}>
+        <span className="muted">Plans:</span>
+        {writer ? (
+          <span className="segmented">
+            {APPROVALS.map((m) => (
+              <button
+                key={m.mode}
+                className={`btn btn-small${settings.planApproval === m.mode ? ' is-on' : ''}`}
+                aria-pressed={settings.planApproval === m.mode}
+                data-testid={`plan-approval-${m.mode}`}
+                title={m.title}
+                onClick={() => settings.planApproval !== m.mode && setSetting(session.doc, 'planApproval', m.mode, session.origin)}
+              >
+                {m.label}
+              </button>
+            ))}
+          </span>
+        ) : (
+          <strong>{APPROVALS.find((m) => m.mode === settings.planApproval)?.label}</strong>
+        )}
+      </div>
+      <InstructionsEditor writer={writer} />
     </div>
   );
 }

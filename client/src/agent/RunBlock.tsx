@@ -9,6 +9,7 @@ import { isFinished, MAX_ACTIVITY_ARGS_CHARS, requestRunStop, requestRunUndo, ty
 import { useCanEdit, useSession } from '../collab/context.tsx';
 import { prettyArgs, undoneText } from './runText.ts';
 import { useLocalUser } from '../state/user.ts';
+import { PlanView } from './PlanView.tsx';
 
 /** "4 s", "2 min 05 s". Pure. */
 export function formatDuration(ms: number): string {
@@ -134,6 +135,7 @@ export function RunBlock({ run }: { run: RunView }) {
           {undoneText(run)}
         </div>
       )}
+      <PlanView run={run} />
       {run.plan.length > 0 && (
         <ol className="run-plan" data-testid="agent-run-plan" aria-label="Plan">
           {run.plan.map((s, i) => (
@@ -146,9 +148,9 @@ export function RunBlock({ run }: { run: RunView }) {
           ))}
         </ol>
       )}
-      {run.activity.length > 0 && (
+      {run.activity.some((a) => !a.step) && (
         <ul className="run-activity" aria-label="Tool activity">
-          {run.activity.map((a) => (
+          {run.activity.filter((a) => !a.step).map((a) => (
             <ActivityCard key={a.id} a={a} />
           ))}
         </ul>

@@ -5,8 +5,9 @@
  */
 import { createContext, useContext, useMemo, useState, type ReactNode } from 'react';
 import { canWrite, parseStateInput, portableState, replaceViewerState, splitLinks } from '@plexus/shared';
+import { ProvenanceButtons } from '../agent/PlanView.tsx';
 import { useSession } from '../collab/context.tsx';
-import { parseInline, splitBlocks } from './markdown.ts';
+import { parseInline, splitBlocks, splitWorkspaceLinks } from './markdown.ts';
 import { typedAgentMentions } from './typedMention.ts';
 
 /** Whether the message was addressed to the agent: its `@agent` words show as the mention chip. */
@@ -72,7 +73,18 @@ function InlineText({ text }: { text: string }) {
   );
 }
 
+/** Text with workspace links (`[cell 3](plexus:cell/…)`) as buttons that focus what they name. */
 function TextWithLinks({ text }: { text: string }) {
+  const spans = splitWorkspaceLinks(text);
+  if (spans.length === 1 && spans[0]!.kind === 'text') return <TextWithWebLinks text={text} />;
+  return (
+    <>
+      {spans.map((s, i) => (s.kind === 'text' ? <TextWithWebLinks key={i} text={s.text} /> : <ProvenanceButtons key={i} links={[s.link]} />))}
+    </>
+  );
+}
+
+function TextWithWebLinks({ text }: { text: string }) {
   const segs = splitLinks(text);
   if (segs.length === 1 && segs[0]!.kind === 'text') return <InlineText text={text} />;
   return (

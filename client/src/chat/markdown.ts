@@ -51,3 +51,26 @@ export function parseInline(text: string): Inline[] {
   if (at < text.length) out.push({ kind: 'text', text: text.slice(at) });
   return out;
 }
+
+/** A link the agent writes to something in the workspace: `[cell 3](plexus:cell/<id>)`. */
+export type WorkspaceLink = { kind: 'cell' | 'table' | 'view' | 'job'; id: string; label: string };
+export type LinkSpan = { kind: 'text'; text: string } | { kind: 'workspace'; link: WorkspaceLink };
+
+/** Splits out workspace links (`[label](plexus:<kind>/<id>)`); the rest stays text. Pure. */
+export function splitWorkspaceLinks(text: string): LinkSpan[] {
+  const out: LinkSpan[] = [];
+  let at = 0;
+  for (const m of text.matchAll(/\[([^\]\n]{1,200})\]\(plexus:(cell|table|view|job)\/([^)\s]{1,300})\)/g)) {
+    if (m.index! > at) out.push({ kind: 'text', text: text.slice(at, m.index) });
+    let id = m[3]!;
+    try {
+      id = decodeURIComponent(id);
+    } catch {
+      // not encoded: keep as written
+    }
+    out.push({ kind: 'workspace', link: { kind: m[2] as WorkspaceLink['kind'], id, label: m[1]! } });
+    at = m.index! + m[0].length;
+  }
+  if (at < text.length) out.push({ kind: 'text', text: text.slice(at) });
+  return out;
+}
