@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startScriptedLlm, type ScriptedLlm } from '../../agent/src/scripted-llm/server.ts';
 import { loadScenario } from '../../agent/src/scripted-llm/scenario.ts';
+import type { Page } from '@playwright/test';
+import { expect } from './plexus.ts';
 import { REPO_ROOT, readState } from './server.ts';
 
 export interface AgentProcess {
@@ -51,3 +53,20 @@ export async function startAgentProcess(scenario: string, env: Record<string, st
     },
   };
 }
+
+/** Asks the agent in the chat (typing "@ag", picking the mention), as a person does; returns the run id. */
+export async function askAgent(page: Page, text: string): Promise<string> {
+  const input = page.getByTestId('chat-input');
+  await input.click();
+  await page.keyboard.type('@ag');
+  await expect(page.getByTestId('mention-option')).toHaveText(/@agent/);
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+  await expect(input).toHaveText('');
+  const msg = page.getByTestId('chat-message').filter({ hasText: text }).last();
+  return (await msg.getAttribute('data-run-id'))!;
+}
+
+/** The agent's answer message of a run. */
+export const agentAnswer = (page: Page, runId: string) => page.locator(`[data-testid="chat-message"][data-run-id="${runId}"]`).filter({ has: page.getByTestId('agent-run') }).last();

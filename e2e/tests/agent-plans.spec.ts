@@ -8,7 +8,7 @@
 import type { Page } from '@playwright/test';
 import { expect, test, uniq } from '../support/plexus.ts';
 import { aliceAndBob } from '../support/notebook.ts';
-import { startAgentProcess, type AgentProcess } from '../support/agent.ts';
+import { agentAnswer, askAgent, startAgentProcess, type AgentProcess } from '../support/agent.ts';
 
 let agent: AgentProcess;
 test.beforeAll(async () => {
@@ -18,20 +18,8 @@ test.afterAll(async () => {
   await agent?.stop();
 });
 
-async function ask(page: Page, text: string): Promise<string> {
-  const input = page.getByTestId('chat-input');
-  await input.click();
-  await page.keyboard.type('@ag');
-  await expect(page.getByTestId('mention-option')).toHaveText(/@agent/);
-  await page.keyboard.press('Enter');
-  await page.keyboard.type(text);
-  await page.keyboard.press('Enter');
-  await expect(input).toHaveText('');
-  const msg = page.getByTestId('chat-message').filter({ hasText: text }).last();
-  return (await msg.getAttribute('data-run-id'))!;
-}
-
-const answer = (page: Page, runId: string) => page.locator(`[data-testid="chat-message"][data-run-id="${runId}"]`).filter({ has: page.getByTestId('agent-run') }).last();
+const ask = askAgent;
+const answer = agentAnswer;
 const step = (page: Page, runId: string, id: string) => answer(page, runId).locator(`[data-testid="plan-step"][data-step="${id}"]`);
 
 test('both people see the plan wait for Go, steer it, watch each step run and be verified, and follow the summary’s links', async ({ plexus, actor }) => {

@@ -82,3 +82,60 @@ describe('the agent and analysis jobs', () => {
     await waitFor(() => getRun(a.doc, run.id)?.status === 'done');
   }, 120_000);
 });
+
+describe('the seed example as a verified plan', () => {
+  it('"segment cells, measure their mean intensity over time, detect calcium transients and plot everything" runs end to end on the demo data, every step verified', async () => {
+    const { requestTask } = await import('../../src/scripted-llm/server.ts');
+    const { listPlanSteps } = await import('@plexus/shared');
+    const { ws, a } = await suite.workspace('direct');
+    const key = (id: string) => `(${id}) of`;
+    await suite.start(ws, {
+      turns: [
+        { match: { task: 'route' }, text: JSON.stringify({ kind: 'analysis', scopes: ['calcium', 'data', 'notebook'], reason: 'a multi-step analysis' }) },
+        {
+          match: { task: 'plan' },
+          text: JSON.stringify({
+            clarified: 'Segment the cells of calcium-demo/movie, measure their mean fluorescence over time, detect calcium transients, and plot traces and events',
+            assumptions: ['the movie is calcium-demo/movie', 'GCaMP6f decay'],
+            alternatives: [],
+            parameters: { dataset: 'calcium-demo', layer: 'movie' },
+            steps: [
+              { id: 's1', goal: 'Segment the cells of calcium-demo/movie with the calcium analysis', dependsOn: [], scope: ['calcium'], expect: { n_cells: { min: 1, integer: true, why: 'the demo recording has neurons' } } },
+              { id: 's2', goal: 'Measure the mean fluorescence of the cells over time', dependsOn: ['s1'], scope: ['data'], expect: { mean_intensity: { min: 0, max: 65535, why: 'the movie is uint16 data' } } },
+              { id: 's3', goal: 'Count the detected calcium transients', dependsOn: ['s1'], scope: ['data'], expect: { n_events: { min: 0, integer: true, why: 'a count' } } },
+              { id: 's4', goal: 'Plot the mean ΔF/F over time with the events', dependsOn: ['s2', 's3'], scope: ['notebook'] },
+            ],
+          }),
+        },
+        { match: { task: 'step', lastUserContains: key('s1'), afterTools: 0 }, toolCalls: [{ name: 'start_calcium_analysis', arguments: { dataset: 'calcium-demo', layer: 'movie', params: { tauDecay: 'GCaMP6f' } } }] },
+        { match: { task: 'step', lastUserContains: key('s1'), afterTools: 1 }, toolCalls: [{ name: 'calcium_job_status', arguments: { job: '$tool.job', wait_seconds: 60 } }] },
+        { match: { task: 'step', lastUserContains: key('s1'), afterTools: 2 }, toolCalls: [{ name: 'report_result', arguments: { summary: 'segmented the movie', values: { n_cells: '$tool.result.summary.cells', n_rois: '$tool.result.summary.rois' }, jobs: ['$tool.id'], tables: ['calcium_demo_rois'] } }] },
+        { match: { task: 'step', lastUserContains: key('s2'), afterTools: 0 }, toolCalls: [{ name: 'sql', arguments: { query: 'select avg(f) as mean_intensity from calcium_demo_traces t join calcium_demo_rois r using (id) where r.is_cell' } }] },
+        { match: { task: 'step', lastUserContains: key('s2'), afterTools: 1 }, toolCalls: [{ name: 'report_result', arguments: { summary: 'mean fluorescence of the cells', values: { mean_intensity: '$tool.rows.0.mean_intensity' }, tables: ['calcium_demo_traces'] } }] },
+        { match: { task: 'step', lastUserContains: key('s3'), afterTools: 0 }, toolCalls: [{ name: 'sql', arguments: { query: 'select cast(count(*) as integer) as n_events from calcium_demo_events' } }] },
+        { match: { task: 'step', lastUserContains: key('s3'), afterTools: 1 }, toolCalls: [{ name: 'report_result', arguments: { summary: 'counted the transients', values: { n_events: '$tool.rows.0.n_events' }, tables: ['calcium_demo_events'] } }] },
+        { match: { task: 'step', lastUserContains: key('s4'), afterTools: 0 }, toolCalls: [{ name: 'create_cell', arguments: { kind: 'sql', name: 'mean_trace', source: 'select time_s, avg(dff) as mean_dff from calcium_demo_traces group by time_s order by time_s' } }] },
+        { match: { task: 'step', lastUserContains: key('s4'), afterTools: 1 }, toolCalls: [{ name: 'run_cell', arguments: { cell_id: '$tool.cell_id' } }] },
+        { match: { task: 'step', lastUserContains: key('s4'), afterTools: 2 }, toolCalls: [{ name: 'create_cell', arguments: { kind: 'code', source: "vegalite({ data: { values: mean_trace }, mark: 'line', encoding: { x: { field: 'time_s', type: 'quantitative' }, y: { field: 'mean_dff', type: 'quantitative' } } })" } }] },
+        { match: { task: 'step', lastUserContains: key('s4'), afterTools: 3 }, toolCalls: [{ name: 'run_cell', arguments: { cell_id: '$tool.cell_id' } }] },
+        { match: { task: 'step', lastUserContains: key('s4'), afterTools: 4 }, toolCalls: [{ name: 'report_result', arguments: { summary: 'plotted the mean ΔF/F over time' } }] },
+      ],
+    });
+    const runId = ask(a.doc, 'segment cells, measure their mean intensity over time, detect calcium transients and plot everything');
+    const run = await waitRunEnd(a.doc, runId, 170_000);
+    expect(run.status).toBe('done');
+    const steps = listPlanSteps(a.doc, runId);
+    expect(steps.map((s) => [s.id, s.status, s.attempts])).toEqual([['s1', 'done', 1], ['s2', 'done', 1], ['s3', 'done', 1], ['s4', 'done', 1]]);
+    const [job] = listJobs(a.doc);
+    expect(steps[0]!.values.n_cells).toBe((job!.result as { summary: { cells: number } }).summary.cells);
+    expect(steps[0]!.provenance.map((p) => p.kind)).toEqual(expect.arrayContaining(['job', 'table']));
+    expect(steps[1]!.values.mean_intensity).toBeGreaterThan(0);
+    expect(Number.isInteger(steps[2]!.values.n_events)).toBe(true);
+    // Every step passed the checks its metadata allows and the model's judgement.
+    for (const s of steps) expect(s.verdict!.passed).toBe(true);
+    expect(steps[1]!.verdict!.checks.find((c) => c.name === 'expected mean_intensity')!.passed).toBe(true);
+    // The plot step's cells ran without error (the verifier checked them).
+    expect(steps[3]!.verdict!.checks.filter((c) => c.name.startsWith('cell ')).map((c) => c.passed)).toEqual([true, true]);
+    expect(suite.agent!.llm.requests.filter((r) => requestTask(r.body) === 'verify')).toHaveLength(4);
+  }, 180_000);
+});

@@ -51,6 +51,36 @@ function InstructionsEditor({ writer }: { writer: boolean }) {
   );
 }
 
+type Choice<V> = { mode: V; label: string; title: string };
+
+/** One workspace setting as segmented buttons (writers) or its value (viewers). */
+function SettingChoice<K extends 'agentMode' | 'planApproval'>(p: { setting: K; label: string; testId: string; choices: Array<Choice<WorkspaceSettings[K]>>; writer: boolean; value: WorkspaceSettings[K] }) {
+  const session = useSession();
+  return (
+    <div className="agent-mode" role="group" aria-label={p.label} data-testid={p.testId} data-mode={p.value}>
+      <span className="muted">{p.label}:</span>
+      {p.writer ? (
+        <span className="segmented">
+          {p.choices.map((m) => (
+            <button
+              key={m.mode}
+              className={`btn btn-small${p.value === m.mode ? ' is-on' : ''}`}
+              aria-pressed={p.value === m.mode}
+              data-testid={`${p.testId}-${m.mode}`}
+              title={m.title}
+              onClick={() => p.value !== m.mode && setSetting(session.doc, p.setting, m.mode, session.origin)}
+            >
+              {m.label}
+            </button>
+          ))}
+        </span>
+      ) : (
+        <strong data-testid={`${p.testId}-value`}>{p.choices.find((m) => m.mode === p.value)?.label}</strong>
+      )}
+    </div>
+  );
+}
+
 export function AgentHeader() {
   const session = useSession();
   const peer = useAgentPeer(session.awareness);
@@ -76,48 +106,8 @@ export function AgentHeader() {
           {AGENT_OFFLINE_HINT}
         </div>
       )}
-      <div className="agent-mode" role="group" aria-label="Agent edits" data-testid="agent-mode" data-mode={settings.agentMode}>
-        <span className="muted">Agent edits:</span>
-        {writer ? (
-          <span className="segmented">
-            {MODES.map((m) => (
-              <button
-                key={m.mode}
-                className={`btn btn-small${settings.agentMode === m.mode ? ' is-on' : ''}`}
-                aria-pressed={settings.agentMode === m.mode}
-                data-testid={`agent-mode-${m.mode}`}
-                title={m.title}
-                onClick={() => settings.agentMode !== m.mode && setSetting(session.doc, 'agentMode', m.mode, session.origin)}
-              >
-                {m.label}
-              </button>
-            ))}
-          </span>
-        ) : (
-          <strong data-testid="agent-mode-value">{MODES.find((m) => m.mode === settings.agentMode)?.label}</strong>
-        )}
-      </div>
-      <div className="agent-mode" role="group" aria-label="Analysis plans" data-testid="plan-approval" data-mode={settings.planApproval}>
-        <span className="muted">Plans:</span>
-        {writer ? (
-          <span className="segmented">
-            {APPROVALS.map((m) => (
-              <button
-                key={m.mode}
-                className={`btn btn-small${settings.planApproval === m.mode ? ' is-on' : ''}`}
-                aria-pressed={settings.planApproval === m.mode}
-                data-testid={`plan-approval-${m.mode}`}
-                title={m.title}
-                onClick={() => settings.planApproval !== m.mode && setSetting(session.doc, 'planApproval', m.mode, session.origin)}
-              >
-                {m.label}
-              </button>
-            ))}
-          </span>
-        ) : (
-          <strong>{APPROVALS.find((m) => m.mode === settings.planApproval)?.label}</strong>
-        )}
-      </div>
+      <SettingChoice setting="agentMode" label="Agent edits" testId="agent-mode" choices={MODES} writer={writer} value={settings.agentMode} />
+      <SettingChoice setting="planApproval" label="Plans" testId="plan-approval" choices={APPROVALS} writer={writer} value={settings.planApproval} />
       <InstructionsEditor writer={writer} />
     </div>
   );
