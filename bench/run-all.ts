@@ -23,6 +23,7 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'agent-stream', args: ['bench/agent-stream.ts'], what: 'agent: model token → visible in another browser, 100 tokens/s, batched vs unbatched' },
   { name: 'agent-typing', args: ['bench/agent-typing.ts', '--seconds=60', '--pause=10'], what: 'agent: five typists in the cell the agent rewrites at ~200 tokens/s; lost/duplicated characters' },
   { name: 'agent-stop', args: ['bench/agent-stop.ts'], what: 'agent: Stop pressed → run stopped, while streaming and during a tool call' },
+  { name: 'agent-tasks', args: ['bench/agent-tasks.ts'], what: 'agent: 13 analysis tasks over the demo recording, as verified plans vs one tool loop (plumbing with the scripted model; success with a real one)' },
   { name: 'kernel', args: ['bench/kernel.ts'], what: 'kernel: 100-cell chain edit-to-visible (JS, SQL), per-cell overhead, superseding, SQL over 1M-row Parquet vs plain DuckDB' },
 ];
 

@@ -14,6 +14,8 @@ export interface AgentConfig {
   model: string;
   /** The router's model (a small, fast one); null: the main model routes too. */
   fastModel: string | null;
+  /** Every request takes this route, without asking the router (PLEXUS_AGENT_ROUTE; benchmarks, or a workspace that only plans). */
+  forceRoute: 'question' | 'analysis' | 'action' | null;
   name: string;
   color: string;
   maxTokensPerTurn: number;
@@ -45,6 +47,12 @@ function num(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
   return n;
 }
 
+function routeOf(v: string | undefined): AgentConfig['forceRoute'] {
+  if (!v) return null;
+  if (v === 'question' || v === 'analysis' || v === 'action') return v;
+  throw new Error(`PLEXUS_AGENT_ROUTE must be question, analysis or action, got "${v}"`);
+}
+
 export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConfig {
   const port = num(env, 'PORT', DEFAULT_PORT);
   const host = env.HOST && env.HOST !== '0.0.0.0' ? env.HOST : '127.0.0.1';
@@ -56,6 +64,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConf
     baseURL: env.OPENAI_BASE_URL || undefined,
     model: env.PLEXUS_AGENT_MODEL || 'gpt-4o-mini',
     fastModel: env.PLEXUS_AGENT_FAST_MODEL || null,
+    forceRoute: routeOf(env.PLEXUS_AGENT_ROUTE),
     name: env.PLEXUS_AGENT_NAME || 'Plexus agent',
     color: env.PLEXUS_AGENT_COLOR || '#7c3aed',
     maxTokensPerTurn: num(env, 'PLEXUS_AGENT_MAX_TOKENS_PER_TURN', 4096),

@@ -244,6 +244,7 @@ export class WorkspacePeer {
       author: this.author,
       model: this.model,
       fastModel: this.fastModel,
+      forceRoute: this.config.forceRoute,
       api: this.api,
       presence: this.presence(),
       limits: this.config.limits,

@@ -54,6 +54,8 @@ export interface RunDeps {
   model: Model;
   /** The router's model (PLEXUS_AGENT_FAST_MODEL; else the main model). */
   fastModel?: Model;
+  /** A route every request takes without asking the router (PLEXUS_AGENT_ROUTE). */
+  forceRoute?: RunRoute['kind'] | null;
   api: ServerApi;
   presence: Presence;
   limits: RunLimits;
@@ -157,6 +159,11 @@ export class AgentRun {
   /** Routes the request (question, analysis, direct action) and records the route in the run. */
   private async routeRun(): Promise<RunRoute> {
     const { doc, run, origin } = this.d;
+    if (this.d.forceRoute) {
+      const route: RunRoute = { kind: this.d.forceRoute, reason: 'set for every request by PLEXUS_AGENT_ROUTE' };
+      setRoute(doc, run.id, route, origin);
+      return route;
+    }
     const workspace = buildContext(doc, this.d.asker(), { excludeMessage: run.request.messageId, caps: { total: 3000, notebook: 1200, chat: 600, viewer: 400, data: 600 } });
     const r = await routeRequest(this.d.fastModel ?? this.d.model, { request: run.request.text, workspace, instructions: getAgentInstructions(doc), signal: this.controller.signal });
     recordStep(doc, run.id, r.usage, origin, { countStep: false });
