@@ -1,17 +1,17 @@
 /**
  * The shared parts of the agent's structured prompts: the task line every structured request
- * starts with (the scripted model keys its turns on it: `Task: route`, `plan`, `step`, `verify`),
+ * starts with (the scripted model keys its turns on it: `Task: route`, `plan`, `step`, `verify`, `summarise`),
  * the workspace instructions people wrote, and library passages with how to cite them. Pure.
  */
 import type { LibraryPassage } from '@plexus/shared';
 
-export type PromptTask = 'route' | 'plan' | 'step' | 'verify';
+export type PromptTask = 'route' | 'plan' | 'step' | 'verify' | 'summarise';
 
 export const taskHeader = (task: PromptTask): string => `Task: ${task}`;
 
 /** The task of a request's system prompt (null: the conversational tool loop). */
 export function promptTask(system: string): PromptTask | null {
-  const m = /^Task: (route|plan|step|verify)\b/.exec(system);
+  const m = /^Task: (route|plan|step|verify|summarise)\b/.exec(system);
   return m ? (m[1] as PromptTask) : null;
 }
 

@@ -17,6 +17,7 @@ import type { Tool } from '../tools/tool.ts';
 import { routeRequest } from '../plan/router.ts';
 import { AnalysisRun, PlanError, type StepRequestRecord } from '../plan/analysis-run.ts';
 import { instructionsSection, passagesSection, type Passage } from '../plan/prompts.ts';
+import { summariseMaterial } from '../plan/sub-agent.ts';
 import { ToolArgumentError } from '../tools/validate.ts';
 import { ToolRefusal, type ActResult, type Presence, type ToolContext, type ToolResult } from '../tools/tool.ts';
 import type { ServerApi } from '../peer/server-api.ts';
@@ -332,6 +333,15 @@ export class AgentRun {
         if (activityId) noteActivity(doc, run.id, activityId, summary, origin);
       },
       act: (tool, action, why) => this.act(tool, action, why),
+      subAgent: ({ task, material }) =>
+        summariseMaterial({
+          model: this.d.model, signal: this.controller.signal, task, material, instructions: getAgentInstructions(doc),
+          onUsage: (u) => {
+            recordStep(doc, run.id, u, origin);
+            this.checkTokens();
+          },
+          stopped: () => this.stopped,
+        }),
     };
   }
 

@@ -12,7 +12,7 @@ import fs from 'node:fs';
  * direct action, judged plausible — so scenarios script only what their test is about, and the
  * scenarios written before routing play unchanged.
  */
-export const SCRIPTED_TASKS = ['route', 'plan', 'step', 'verify'] as const;
+export const SCRIPTED_TASKS = ['route', 'plan', 'step', 'verify', 'summarise'] as const;
 export type ScriptedTask = (typeof SCRIPTED_TASKS)[number];
 
 export interface ScriptedToolCall {

@@ -14,7 +14,7 @@ import type { Scenario, ScriptedTask, ScriptedTurn } from './scenario.ts';
 export function requestTask(body: Record<string, unknown>): ScriptedTask | null {
   const msgs = Array.isArray(body.messages) ? (body.messages as RequestMessage[]) : [];
   const system = msgs.find((m) => m?.role === 'system');
-  const m = system ? /^Task: (route|plan|step|verify)\b/.exec(messageText(system)) : null;
+  const m = system ? /^Task: (route|plan|step|verify|summarise)\b/.exec(messageText(system)) : null;
   return m ? (m[1] as ScriptedTask) : null;
 }
 

@@ -27,6 +27,32 @@ function literal(v: unknown): string {
   return `'${String(v).replace(/'/g, "''")}'`;
 }
 
+/** Rows a sub-agent reads at most for summarize_table. */
+const SUMMARY_ROW_CAP = 1000;
+
+const summarizeTableTool = defineTool({
+  name: 'summarize_table',
+  description:
+    `Hands up to ${SUMMARY_ROW_CAP} rows of a table to a sub-agent that answers a question about them and returns a short summary with named numbers — for questions that need many rows read (patterns, outliers, a description), without filling your context with them. For exact aggregates prefer sql.`,
+  parameters: {
+    type: 'object',
+    properties: { table: TABLE, question: { type: 'string', minLength: 1, maxLength: 500 }, max_rows: { type: 'integer', minimum: 1, maximum: SUMMARY_ROW_CAP } },
+    required: ['table', 'question'],
+    additionalProperties: false,
+  },
+  async run(ctx, a) {
+    const t = requireTable(ctx, a.table);
+    const limit = Math.min(a.max_rows ?? 300, SUMMARY_ROW_CAP);
+    ctx.progress(`a sub-agent reads up to ${limit} rows of ${t.name}`);
+    const r = await ctx.api.preview(t.name, 0, limit, ctx.signal);
+    const header = r.columns.map((c) => c.name).join('\t');
+    const lines = r.rows.map((row) => r.columns.map((c) => String(row[c.name] ?? '')).join('\t'));
+    const material = `Table ${t.name}: ${r.totalRows} rows in all, the first ${r.rows.length} here (tab-separated).\n${header}\n${lines.join('\n')}`;
+    const out = await ctx.subAgent({ task: a.question, material });
+    return ok(`summarised ${r.rows.length} of ${r.totalRows} rows of ${t.name}`, { table: t.name, rows_read: r.rows.length, total_rows: r.totalRows, summary: out.summary, values: out.values });
+  },
+});
+
 const listTablesTool = defineTool({
   name: 'list_tables',
   description: 'Uploaded tables: name, rows, columns with types. SQL cells and the sql tool query them by name.',
@@ -148,4 +174,4 @@ const histogramTool = defineTool({
   },
 });
 
-export const dataTools: Tool[] = [listTablesTool, previewTool, describeTool, queryTableTool, sqlTool, histogramTool];
+export const dataTools: Tool[] = [listTablesTool, previewTool, describeTool, queryTableTool, sqlTool, histogramTool, summarizeTableTool];

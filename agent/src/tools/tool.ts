@@ -41,6 +41,11 @@ export interface ToolContext {
   progress(summary: string): void;
   /** Applies an action now, or posts it as a proposal (destructive actions, or propose mode). */
   act(tool: string, action: AgentAction, why?: string): Promise<ActResult>;
+  /**
+   * Hands bulky material (many table rows, a long document) to a sub-agent with its own context and
+   * gets back a short structured summary, so the caller's context stays small (seed 004).
+   */
+  subAgent(input: { task: string; material: string }): Promise<{ summary: string; values: Record<string, number | string>; promptChars: number }>;
 }
 
 export type ActResult =

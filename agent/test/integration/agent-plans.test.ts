@@ -339,6 +339,31 @@ describe('questions and routing', () => {
     expect(offered).toContain('get_notebook_state');
   }, 120_000);
 
+  it('many table rows go to a sub-agent with its own context; the conversation gets back only its short summary', async () => {
+    const { ws, a } = await suite.workspace('direct');
+    const csv = 'n\tsquare\n' + Array.from({ length: 300 }, (_, i) => `${i}\t${i * i}`).join('\n') + '\n';
+    const up = await fetch(`${suite.ctx.server.url}/api/workspaces/${ws}/uploads?name=squares.tsv`, { method: 'POST', headers: { authorization: `Bearer ${suite.ctx.server.ownerToken}`, 'content-type': 'application/octet-stream' }, body: csv });
+    expect(up.status).toBe(201);
+    await waitFor(() => (a.doc.getMap('data').has('squares') ? true : null), { message: 'the table' });
+    await suite.start(ws, {
+      turns: [
+        { match: { lastUserContains: 'squares', afterTools: 0 }, toolCalls: [{ name: 'summarize_table', arguments: { table: 'squares', question: 'How does square grow with n?', max_rows: 300 } }] },
+        { match: { task: 'summarise', lastUserContains: 'How does square grow' }, toolCalls: [{ name: 'report_result', arguments: { summary: 'square is n squared for every row; it grows quadratically', values: { rows_checked: 300 } } }] },
+        { match: { lastUserContains: 'squares', afterTools: 1 }, text: 'It grows quadratically: square = n² in all 300 rows.' },
+      ],
+    });
+    const run = await waitRunEnd(a.doc, ask(a.doc, 'how does the squares table grow?'));
+    expect(run.status).toBe('done');
+    expect(run.activity.map((x) => [x.tool, x.status])).toEqual([['summarize_table', 'done']]);
+    const sub = suite.agent!.llm.requests.find((r) => requestTask(r.body) === 'summarise')!;
+    expect(userText(sub.body)).toContain('299\t89401');
+    const [, second] = suite.agent!.llm.conversation;
+    const toolResult = messagesOf(second!.body).filter((m) => m.role === 'tool').map(text).join('');
+    expect(toolResult).toContain('grows quadratically');
+    expect(toolResult).not.toContain('89401');
+    expect(contextChars(second!.body)).toBeLessThan(contextChars(sub.body));
+  }, 120_000);
+
   it('the workspace\'s agent instructions are part of every prompt', async () => {
     const { ws, a } = await suite.workspace('direct');
     const { setAgentInstructions } = await import('@plexus/shared');
