@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import {
   addPlanStep, editAssumptions, editStepGoal, getBrief, getCell, getRoute, hasStepPlan, listMessages, listPlanSteps, postMessage, pickAlternative,
-  pressGo, removePlanStep, requestRunStop, setSetting, type PlanStepView,
+  pressGo, removePlanStep, requestRunStop, requestRunUndo, getRun, setSetting, type PlanStepView,
 } from '@plexus/shared';
 import { waitFor } from '@plexus/testkit';
 import { client } from '@plexus/testkit/kernel';
@@ -241,6 +241,12 @@ describe('analysis plans', () => {
     for (const s of steps.slice(0, 2)) expect(getCell(a.doc, s.provenance.find((p) => p.kind === 'cell')!.id)).toBeTruthy();
     await waitFor(() => s3.aborted || null, { timeout: 30_000, message: 'the model stream of step 3 to be closed' });
     expect(replyText(a.doc, run.replyId)).toContain('Analysis stopped');
+    // Undo run still reverts the whole run: the cells its steps made are gone.
+    const made = steps.slice(0, 2).map((s) => s.provenance.find((p) => p.kind === 'cell')!.id);
+    expect(requestRunUndo(a.doc, runId, alice, aliceOrigin)).toBe(true);
+    await waitFor(() => getRun(a.doc, runId)?.undone ?? null, { message: 'the undo' });
+    expect(getRun(a.doc, runId)!.undone!.ok).toBe(true);
+    for (const id of made) expect(getCell(a.doc, id)).toBeFalsy();
   }, 180_000);
 
   it('waits for Go when the workspace asks: assumptions are editable, a picked alternative re-plans, Go starts the edited plan', async () => {
