@@ -120,7 +120,13 @@ export class AnalysisRun {
   private async waitForGo(): Promise<'go' | { request: string }> {
     for (;;) {
       const wake = nextChange(this.runMap, this.s.signal);
-      if (this.stopped()) throw new StepStopped();
+      if (this.stopped()) {
+        // Stopped before Go: nothing ran; every step is skipped with the reason.
+        const { doc, runId, origin } = this.s;
+        const reason = this.s.stopReason() ?? 'the run was stopped';
+        doc.transact(() => listPlanSteps(doc, runId).forEach((s) => updatePlanStep(doc, runId, s.id, { status: 'skipped', reason }, origin)), origin);
+        throw new StepStopped();
+      }
       const b = getBrief(this.s.doc, this.s.runId);
       if (b?.pick) return { request: b.pick.request };
       if (b?.go) return 'go';

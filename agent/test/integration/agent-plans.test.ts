@@ -279,6 +279,19 @@ describe('analysis plans', () => {
     expect(suite.agent!.llm.requests.filter((r) => requestTask(r.body) === 'plan').map((r) => userText(r.body))).toEqual(['event rate per cell', 'event rate from ΔF/F peaks instead of deconvolution']);
   }, 180_000);
 
+  it('Stop while the plan waits for Go: nothing runs, every step is skipped with the reason', async () => {
+    const { ws, a } = await suite.workspace('direct');
+    setSetting(a.doc, 'planApproval', 'wait', aliceOrigin);
+    await suite.start(ws, { turns: [route('analysis'), plan({ clarified: 'Two steps', assumptions: [], alternatives: [], parameters: {}, steps: [step('s1', 'One'), step('s2', 'Two', ['s1'])] })] });
+    const runId = ask(a.doc, 'two steps please');
+    await waitFor(() => getBrief(a.doc, runId)?.waiting || null, { message: 'the brief to wait for Go' });
+    requestRunStop(a.doc, runId, alice, aliceOrigin);
+    const run = await waitRunEnd(a.doc, runId);
+    expect(run.status).toBe('stopped');
+    expect(listPlanSteps(a.doc, runId).map((s) => [s.status, s.reason])).toEqual([['skipped', 'stopped by Alice'], ['skipped', 'stopped by Alice']]);
+    expect(suite.agent!.llm.requests.filter((r) => requestTask(r.body) === 'step')).toHaveLength(0);
+  }, 120_000);
+
   it('the per-step context stays the same size however long the run and the chat, and holds the goal, its dependencies\' results and cells', async () => {
     const { ws, a } = await suite.workspace('direct');
     // A long meeting before the request: none of it belongs in a step's context.

@@ -118,6 +118,7 @@ export interface BriefView {
 export const MAX_STEPS = 30;
 export const MAX_GOAL_CHARS = 1000;
 export const MAX_SUMMARY_CHARS = 1200;
+export const MAX_ASSUMPTIONS_CHARS = 4000;
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : v instanceof Y.Text ? v.toString() : '');
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -141,7 +142,7 @@ export function getBrief(doc: Y.Doc, runId: string): BriefView | null {
   if (!(m instanceof Y.Map)) return null;
   return {
     clarified: str(m.get('clarified')),
-    assumptions: str(m.get('assumptions')),
+    assumptions: str(m.get('assumptions')).slice(0, MAX_ASSUMPTIONS_CHARS),
     alternatives: arr<Alternative>(m.get('alternatives')),
     parameters: obj<Record<string, ParamValue>>(m.get('parameters')) ?? {},
     waiting: m.get('waiting') === true,
@@ -166,7 +167,8 @@ function readStep(m: unknown): PlanStepView | null {
   return {
     id,
     order: typeof m.get('order') === 'string' ? (m.get('order') as string) : id,
-    goal: str(m.get('goal')),
+    // People type goals: what the agent reads is bounded whatever was pasted.
+    goal: str(m.get('goal')).slice(0, MAX_GOAL_CHARS),
     dependsOn: arr<unknown>(m.get('dependsOn')).filter((d): d is string => typeof d === 'string'),
     scope: arr<ToolScope>(m.get('scope')).filter((s) => (TOOL_SCOPES as readonly string[]).includes(s)),
     expect: obj<Record<string, ValueExpectation>>(m.get('expect')) ?? {},
@@ -328,7 +330,7 @@ export function pickAlternative(doc: Y.Doc, runId: string, alt: Alternative, who
 export function editAssumptions(doc: Y.Doc, runId: string, text: string, origin: Origin): void {
   const t = runMap(doc, runId)?.get('brief');
   const y = t instanceof Y.Map ? t.get('assumptions') : null;
-  if (y instanceof Y.Text) doc.transact(() => applyTextDiff(y, text.slice(0, 4000)), origin);
+  if (y instanceof Y.Text) doc.transact(() => applyTextDiff(y, text.slice(0, MAX_ASSUMPTIONS_CHARS)), origin);
 }
 
 /** Anyone: edits a step's goal (a minimal diff, so concurrent edits merge). */
