@@ -25,6 +25,8 @@ const INTENSITY = /(intensit|fluoresc|brightness|pixel_value|raw_f|mean_f\b|^f$|
 const RELATIVE = /(dff|df_f|delta|ratio|z_?score|snr|normali|corr|fraction|percent)/i;
 const COUNT = /(^|_)(n|num|number|count)(_|$)|_count$|^count|n_cells|n_rois|cells$|rois$|events$/i;
 const RATE = /(rate|_hz$|hz_|frequency)/i;
+const FRAMES = /(^|_)(n_)?frames?($|_)|frame_count/i;
+const ROWS = /(^|_)(n_)?rows?($|_)|row_count/i;
 const FRACTION = /(fraction|proportion)/i;
 const PERCENT = /(percent|pct)/i;
 
@@ -79,6 +81,24 @@ export function deterministicChecks(doc: Y.Doc, step: Pick<PlanStepView, 'expect
   const vols = volumesOf(facts, result.provenance);
   for (const [name, v] of numbers) {
     if (!Number.isFinite(v) || name in step.expect) continue;
+    if (FRAMES.test(name) && !RATE.test(name)) {
+      const frames = vols.map((x) => (x.size && x.size.length >= 3 ? x.size[2]! : 0)).filter((n) => n > 1);
+      if (frames.length) {
+        const most = Math.max(...frames);
+        const ok = Number.isInteger(v) && v >= 0 && v <= most;
+        add(`frames ${name}`, ok, ok ? `${name} = ${v} is within the ${most} frames of the recording` : `${name} = ${fmt(v)} is not a frame count of a recording with ${most} frames`);
+        continue;
+      }
+    }
+    if (ROWS.test(name)) {
+      const named = result.provenance.filter((p) => p.kind === 'table').map((p) => facts.tables.find((t) => t.name === p.id)?.rows ?? listTables(doc).find((t) => t.name === p.id)?.rows).filter((n): n is number => typeof n === 'number');
+      if (named.length) {
+        const most = Math.max(...named);
+        const ok = Number.isInteger(v) && v >= 0 && v <= most;
+        add(`rows ${name}`, ok, ok ? `${name} = ${v} is within the ${most} rows of the table` : `${name} = ${fmt(v)} is not a row count of a table with ${most} rows`);
+        continue;
+      }
+    }
     if (INTENSITY.test(name) && !RELATIVE.test(name)) {
       const ranged = vols.filter((x) => x.range);
       if (ranged.length) {

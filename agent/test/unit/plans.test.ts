@@ -165,6 +165,16 @@ describe('deterministic checks', () => {
     expect(failed(check({ peak: 'NaN' }))).toEqual(['not a finite number: peak']);
   });
 
+  it('checks frame counts against the recording and row counts against the tables the step used', () => {
+    expect(failed(check({ n_frames: 900 }))).toEqual([]);
+    expect(failed(check({ n_frames: 1200 }))).toEqual(['n_frames = 1200 is not a frame count of a recording with 900 frames']);
+    const withTable = (values: Record<string, number>) =>
+      deterministicChecks(doc, { expect: {} }, { summary: 's', values, provenance: [{ kind: 'table', id: 'rois', label: 'table rois' }], reported: true }, { ...facts, tables: [{ name: 'rois', rows: 40, columns: ['id'] }] })
+        .filter((c) => !c.passed).map((c) => c.detail);
+    expect(withTable({ n_rows: 40 })).toEqual(['table rois does not exist']);
+    expect(withTable({ n_rows: 41 })).toEqual(['n_rows = 41 is not a row count of a table with 40 rows', 'table rois does not exist']);
+  });
+
   it('checks the ranges the plan expects, and a missing expected value', () => {
     expect(failed(check({ n_rois: 5 }, { n_rois: { min: 10, integer: true, why: 'the demo has at least 10 neurons' } }))).toEqual(['n_rois = 5 is below 10, but the demo has at least 10 neurons']);
     expect(failed(check({}, { n_rois: { min: 0, why: 'a count' } }))).toEqual(['the plan expects a number "n_rois" (a count); the step did not report it']);
