@@ -29,3 +29,4 @@ export * from './analysis/jobs.ts';
 export * from './analysis/roi-view.ts';
 export * from './library/library.ts';
 export * from './agent/plans.ts';
+export * from './atlas/atlas.ts';

@@ -33,6 +33,7 @@ export const ROOTS = {
   kernel: 'kernel',
   jobs: 'jobs',
   library: 'library',
+  atlas: 'atlas',
 } as const;
 
 /** Typed access to the roots of a workspace document (creating a root is free and idempotent). */
@@ -47,6 +48,7 @@ export function roots(doc: Y.Doc) {
     kernel: doc.getMap<unknown>(ROOTS.kernel),
     jobs: doc.getMap<Y.Map<unknown>>(ROOTS.jobs),
     library: doc.getMap<unknown>(ROOTS.library),
+    atlas: doc.getMap<Y.Map<unknown>>(ROOTS.atlas),
   };
 }
 

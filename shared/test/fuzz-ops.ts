@@ -421,6 +421,23 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
     person('setSetting', 1, (doc, o) => S.setSetting(doc, 'agentMode', rng.pick(['direct', 'propose'] as const), o)),
     person('setPlanApproval', 1, (doc, o) => S.setSetting(doc, 'planApproval', rng.pick(['wait', 'auto'] as const), o)),
     person('editInstructions', 1, (doc, o) => S.setAgentInstructions(doc, rng.string(12), o)),
+    person('makeMap', 1, (doc, o, who) => void S.createAtlasMap(doc, { table: 'rois', method: rng.pick(S.ATLAS_METHODS), columns: ['a'] }, { id: `u${who}` }, o)),
+    person('brushMap', 2, (doc, o, who) => {
+      const maps = S.listAtlasMaps(doc);
+      if (!maps.length) return;
+      const m = rng.pick(maps);
+      switch (rng.int(5)) {
+        case 0: return S.setAtlasSelection(doc, m.id, { kind: 'rect', x0: rng.int(9), y0: rng.int(9), x1: rng.int(9), y1: rng.int(9), by: `u${who}`, at: 1 }, o);
+        case 1: return S.setAtlasSelection(doc, m.id, null, o);
+        case 2: return S.setAtlasHighlight(doc, m.id, { rows: [rng.int(99)], label: rng.string(4), by: `u${who}`, at: 1 }, o);
+        case 3: return void S.saveAtlasCategory(doc, m.id, rng.pick(['a', 'b']), { rows: [rng.int(99)], note: rng.string(5), by: `u${who}`, at: 1 }, o);
+        default: return void S.removeAtlasCategory(doc, m.id, rng.pick(['a', 'b']), o);
+      }
+    }),
+    server('mapCoords', 1, (doc, o) => {
+      const maps = S.listAtlasMaps(doc);
+      if (maps.length) S.setAtlasCoords(doc, rng.pick(maps).id, { status: rng.pick(['queued', 'running', 'done', 'error'] as const), points: rng.int(99), at: 1 }, o);
+    }),
     person('tagCell', 1, (doc, o) => void S.setCellTags(doc, someCell(doc), rng.bool() ? ['note'] : [], o)),
     server('registerLibraryDoc', 1, (doc, o) =>
       S.registerLibraryDoc(doc, { id: ctx.id('lib'), name: `${rng.string(5)}.md`, format: rng.pick(['md', 'txt', 'pdf'] as const), chars: rng.int(999), passages: rng.int(9), bytes: rng.int(999), uploadedBy: null, builtin: rng.bool(), created: 1 }, o)),

@@ -80,6 +80,20 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   S.registerLibraryDoc(doc, libDoc('lib_mine', false), server);
   S.removeLibraryDoc(doc, 'lib_mine', person);
   S.setCellTags(doc, 'c_md', ['note', 'methods'], person);
+
+  // The atlas: a map people made, its coordinates (server), a brush, highlights (the agent) and categories.
+  const mapId = S.createAtlasMap(doc, { table: 'rois', method: 'umap', columns: ['a'], title: 'ROIs', colorBy: 'a', id: 'm_1' }, ada, person);
+  S.setAtlasCoords(doc, mapId, { status: 'running', progress: { stage: 'umap', done: 10, total: 200 }, at: 9 }, server);
+  S.setAtlasCoords(doc, mapId, { status: 'done', table: 'rois_map', points: 1, labels: [{ cluster: 0, x: 1, y: 2, text: 'one', size: 1 }], how: 'UMAP of 1 numeric column', at: 10 }, server);
+  S.setAtlasColorBy(doc, mapId, 'a', person);
+  S.setAtlasSelection(doc, mapId, { kind: 'lasso', points: [[0, 0], [1, 0], [1, 1]], by: 'u_ada', name: 'Ada', at: 11 }, person);
+  S.setAtlasSelection(doc, mapId, { kind: 'rect', x0: 0, y0: 0, x1: 1, y1: 1, by: 'u_ada', at: 12 }, person);
+  S.setAtlasHighlight(doc, mapId, { rows: [0], label: 'the brightest', by: 'agent', name: 'Plexus agent', at: 13 }, agent);
+  S.saveAtlasCategory(doc, mapId, 'bright', { rows: [0], note: 'bright ones', summary: 'one row', by: 'agent', at: 14 }, agent);
+  S.saveAtlasCategory(doc, mapId, 'gone', { rows: [0], note: 'x', by: 'u_ada', at: 15 }, person);
+  S.removeAtlasCategory(doc, mapId, 'gone', person);
+  S.createAtlasMap(doc, { table: 'rois', method: 'pca', columns: ['a'], id: 'm_2' }, ada, person);
+  S.removeAtlasMap(doc, 'm_2', person);
   S.registerTable(doc, table('old'), server);
   S.unregisterTable(doc, 'old', person);
 

@@ -15,6 +15,7 @@ import type { Suggestions } from '../agent/suggestions.ts';
 import type { JobInput, JobProgress, JobRequester, JobSignal, RoiEdit } from '../analysis/jobs.ts';
 import type { Alternative, ParamValue, PickedAlternative, ProvenanceLink, RunRoute, StepVerdict, ToolScope, ValueExpectation } from '../agent/plans.ts';
 import type { LibraryDoc } from '../library/library.ts';
+import type { AtlasCategory, AtlasCoords, AtlasHighlight, AtlasSelection } from '../atlas/atlas.ts';
 import type * as W from './workspace-schema.ts';
 
 /** `Value` (what a helper writes) must be a value of schema `S`. */
@@ -53,4 +54,8 @@ export type HelperValuesFitTheSchema = [
   Fits<typeof W.provenanceLinks, ProvenanceLink[]>,
   Fits<typeof W.stepValues, Record<string, number | string>>,
   Fits<typeof W.libraryDoc, LibraryDoc>,
+  Fits<typeof W.atlasCoords, AtlasCoords>,
+  Fits<typeof W.atlasSelection, AtlasSelection>,
+  Fits<typeof W.atlasHighlight, AtlasHighlight>,
+  Fits<typeof W.atlasCategory, AtlasCategory>,
 ];

@@ -328,6 +328,41 @@ const job = record('an analysis job', {
   roiEdits: field(dict('ROI edits', z.string().min(1).max(20), field(json('an ROI edit', roiEdit), COLLABORATORS)), SERVER),
 });
 
+const finite = z.number().finite();
+const rowIds = z.array(z.number().int().nonnegative()).max(10_000);
+export const atlasCoords = z.object({
+  status: z.enum(['queued', 'running', 'done', 'error']),
+  table: name.optional(),
+  points: count.optional(),
+  progress: z.object({ stage: str(100), done: count, total: count }).optional(),
+  error: str(4000).optional(),
+  labels: z.array(z.object({ cluster: z.number().int(), x: finite, y: finite, text: str(200), size: count })).max(200).optional(),
+  how: str(500).optional(),
+  at: time,
+});
+export const atlasSelection = z.union([
+  z.object({ kind: z.literal('rect'), x0: finite, y0: finite, x1: finite, y1: finite, by: z.string().max(200), name: z.string().max(200).optional(), at: time }),
+  z.object({ kind: z.literal('lasso'), points: z.array(z.tuple([finite, finite])).min(3).max(500), by: z.string().max(200), name: z.string().max(200).optional(), at: time }),
+]);
+export const atlasHighlight = z.object({ rows: rowIds, label: str(200), by: z.string().max(200), name: z.string().max(200).optional(), at: time });
+export const atlasCategory = z.object({ rows: rowIds, note: str(2000), summary: str(2000).optional(), by: z.string().max(200), name: z.string().max(200).optional(), at: time });
+
+/** A map of a table's rows: people (and the agent) create it, brush it and save categories; the server writes its coordinates. */
+const atlasMap = record('an atlas map', {
+  id: field(json('a map id', id), NOBODY, { required: true }),
+  table: field(json('a table name', name), NOBODY, { required: true }),
+  method: field(json('a projection method', z.enum(['columns', 'pca', 'umap', 'tfidf'])), NOBODY),
+  columns: field(json('column names', z.array(z.string().max(200)).max(200)), NOBODY),
+  created: field(json('a time', time), NOBODY),
+  createdBy: field(json('a user id', z.string().max(200)), NOBODY),
+  title: field(json('a title', str(200)), COLLABORATORS),
+  colorBy: field(json('a column name', z.string().max(200)), COLLABORATORS),
+  coords: field(json('map coordinates', atlasCoords), SERVER),
+  selection: field(json('a map selection', atlasSelection), COLLABORATORS),
+  highlight: field(json('highlighted rows', atlasHighlight), COLLABORATORS),
+  categories: field(dict('saved categories', z.string().min(1).max(100), field(json('a category', atlasCategory), COLLABORATORS)), NOBODY),
+});
+
 export const WORKSPACE_SCHEMA: DocSchema = {
   roots: {
     meta,
@@ -343,6 +378,7 @@ export const WORKSPACE_SCHEMA: DocSchema = {
     jobs: dict('analysis jobs', id, field(job, SERVER, { remove: PEOPLE })),
     // The method library: documents the server indexed (uploads and the notes shipped with Plexus).
     library: dict('method library', id, field(json('a library document', libraryDoc), SERVER, { remove: PEOPLE })),
+    atlas: dict('atlas maps', id, field(atlasMap, COLLABORATORS)),
   },
 };
 
