@@ -4,6 +4,7 @@
  * is killed), stderr is kept only as a short tail for diagnostics.
  * Effects: spawns and kills a process.
  */
+import fs from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { encodeFrame, frameReader } from './runner/wire.mjs';
 import { launchCommand, minimalEnv, type LaunchSpec } from './sandbox.ts';
@@ -29,6 +30,8 @@ export interface ChildOptions {
 }
 
 const STDERR_TAIL = 8 * 1024;
+/** Linux's USER_HZ: /proc reports CPU time in these ticks (100 on every mainstream platform). */
+const CLOCK_TICKS = 100;
 
 export class SandboxedChild {
   readonly proc: ChildProcess;
@@ -75,6 +78,25 @@ export class SandboxedChild {
 
   get pid(): number | undefined {
     return this.proc.pid;
+  }
+
+  /**
+   * CPU time the child has used (user + system, ms) and its scheduler state ('R' runnable, 'S'
+   * sleeping, 'D' in I/O, …), from /proc on Linux; null where that cannot be read. Lets a
+   * supervisor tell a child that ran and did not stop, or sleeps where no signal reaches it, from
+   * one the machine has not scheduled yet.
+   */
+  cpuState(): { cpuMs: number; state: string } | null {
+    if (!this.alive || !this.proc.pid) return null;
+    try {
+      const stat = fs.readFileSync(`/proc/${this.proc.pid}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces) start at the last ')'.
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+      return Number.isFinite(ticks) ? { cpuMs: (ticks * 1000) / CLOCK_TICKS, state: f[0] ?? '?' } : null;
+    } catch {
+      return null;
+    }
   }
 
   get running(): boolean {

@@ -74,6 +74,18 @@ function libraryUrls(): Record<string, string> {
   return out;
 }
 
+/**
+ * Whether an interrupted runner that has not stopped yet should be killed now. Pure.
+ * `cpuMs`: CPU it had since the signal (null: unknown); `state`: its scheduler state.
+ */
+export function interruptVerdict(p: { waitedMs: number; cpuMs: number | null; state: string | null; graceMs: number; cpuGraceMs: number; maxWaitMs: number }): 'wait' | 'kill' {
+  if (p.waitedMs >= p.maxWaitMs) return 'kill';
+  if (p.cpuMs === null || p.state === null) return p.waitedMs >= p.graceMs ? 'kill' : 'wait';
+  if (p.cpuMs >= p.cpuGraceMs) return 'kill'; // it ran, and did not stop
+  if (p.waitedMs >= p.graceMs && p.state !== 'R') return 'kill'; // it sleeps where the signal does not reach
+  return 'wait'; // runnable, waiting for the CPU: killing it would lose its values for nothing
+}
+
 /** Explains why a runner process died. */
 export function deathReason(exit: ChildExit, memoryMb: number): string {
   if (exit.killedFor) return exit.killedFor;
@@ -249,18 +261,30 @@ export class JsRuntime {
   }
 
   /**
-   * Interrupt: SIGINT stops synchronous code and abandons an awaiting cell; kill after `graceMs`
-   * (a runner that answers stops in milliseconds; the grace is for a machine too busy to schedule
-   * it, where a kill would lose every value for nothing).
+   * Interrupt: SIGINT stops synchronous code and abandons an awaiting cell; a runner that answers
+   * stops within milliseconds of its own CPU time. It is killed (its values lost) when it has had
+   * `cpuGraceMs` of CPU since the signal and still runs the cell, or when after `graceMs` it sleeps
+   * where no signal reaches it (a blocking native call) — but not while it waits to be scheduled:
+   * on a busy machine (cells run at a lower priority) a wall-clock deadline would kill a runner
+   * that was simply never given the CPU to stop. Where /proc cannot be read, after `graceMs`;
+   * always within `maxWaitMs`.
    */
-  interrupt(graceMs = 4000): void {
+  interrupt(opts: { graceMs?: number; cpuGraceMs?: number; maxWaitMs?: number } = {}): void {
     const r = this.run_;
-    if (!r || !this.child) return;
-    this.child.signal('SIGINT');
     const child = this.child;
-    setTimeout(() => {
-      if (this.run_ === r) child.kill('interrupted (the cell did not stop; the kernel was restarted and values were lost)');
-    }, graceMs).unref();
+    if (!r || !child) return;
+    const { graceMs = 4000, cpuGraceMs = 2000, maxWaitMs = 60_000 } = opts;
+    const at0 = child.cpuState();
+    const started = Date.now();
+    child.signal('SIGINT');
+    const check = () => {
+      if (this.run_ !== r || !child.running) return;
+      const now = child.cpuState();
+      const kill = interruptVerdict({ waitedMs: Date.now() - started, cpuMs: at0 && now ? now.cpuMs - at0.cpuMs : null, state: now?.state ?? null, graceMs, cpuGraceMs, maxWaitMs }) === 'kill';
+      if (kill) child.kill('interrupted (the cell did not stop; the kernel was restarted and values were lost)');
+      else setTimeout(check, 200).unref();
+    };
+    setTimeout(check, 200).unref();
   }
 
   /** Values of `names` (for SQL parameters). */
