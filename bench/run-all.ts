@@ -25,6 +25,7 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'agent-stop', args: ['bench/agent-stop.ts'], what: 'agent: Stop pressed → run stopped, while streaming and during a tool call' },
   { name: 'agent-tasks', args: ['bench/agent-tasks.ts'], what: 'agent: 13 analysis tasks over the demo recording, as verified plans vs one tool loop (plumbing with the scripted model; success with a real one)' },
   { name: 'kernel', args: ['bench/kernel.ts'], what: 'kernel: 100-cell chain edit-to-visible (JS, SQL), per-cell overhead, superseding, SQL over 1M-row Parquet vs plain DuckDB' },
+  { name: 'atlas-projection', args: ['bench/atlas-projection.ts'], what: 'atlas: map coordinates for 10k / 100k rows — PCA and UMAP of numbers, TF-IDF + SVD of short texts' },
 ];
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1]?.split(',');

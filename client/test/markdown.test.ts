@@ -33,3 +33,17 @@ describe('chat markdown', () => {
     expect(splitBlocks('no code')).toEqual([{ kind: 'text', text: 'no code' }]);
   });
 });
+
+describe('workspace links', () => {
+  it('splits [label](plexus:<kind>/<id>) out of text, decoding the id; other links stay text', async () => {
+    const { splitWorkspaceLinks } = await import('../src/chat/markdown.ts');
+    expect(splitWorkspaceLinks('see [cell 3](plexus:cell/c_ab12) and [table rois](plexus:table/my%20rois), not [x](https://example.org)')).toEqual([
+      { kind: 'text', text: 'see ' },
+      { kind: 'workspace', link: { kind: 'cell', id: 'c_ab12', label: 'cell 3' } },
+      { kind: 'text', text: ' and ' },
+      { kind: 'workspace', link: { kind: 'table', id: 'my rois', label: 'table rois' } },
+      { kind: 'text', text: ', not [x](https://example.org)' },
+    ]);
+    expect(splitWorkspaceLinks('[bad](plexus:file/x)')).toEqual([{ kind: 'text', text: '[bad](plexus:file/x)' }]);
+  });
+});

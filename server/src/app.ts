@@ -43,6 +43,8 @@ import { writeAgentToken } from './auth/agent-token.ts';
 import { occupiedWorkspaces } from './collab/people.ts';
 import { AgentLeases } from './collab/agent-leases.ts';
 import { Library } from './library/library-service.ts';
+import { atlasMaps } from './atlas/wiring.ts';
+import type { AtlasMaps } from './atlas/atlas-maps.ts';
 
 export const VERSION = '0.1.0';
 /** DuckDB's memory limit for one read-only data query, description or histogram over HTTP (MB). */
@@ -76,6 +78,8 @@ export interface PlexusServer {
   agentLeases: AgentLeases;
   /** The method library of every workspace. */
   library: Library;
+  /** The atlas's maps: coordinates and selection tables (null without a kernel). */
+  atlas: AtlasMaps | null;
   /** Flushes everything to storage and stops. */
   close(): Promise<void>;
 }
@@ -145,6 +149,8 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   };
   // The method library: the shipped notes join each workspace when it loads (library-service.ts).
   const library: Library = new Library({ hocuspocus: (): Hocuspocus => hocuspocus, dataDir: config.dataDir, log });
+  // The atlas: maps' coordinates and selection tables follow each loaded document (atlas/atlas-maps.ts).
+  const atlas = kernels ? atlasMaps({ config, hocuspocus: (): Hocuspocus => hocuspocus, kernels, log }) : null;
   const hocuspocus: Hocuspocus = new Hocuspocus({
     name: 'plexus',
     quiet: true,
@@ -152,7 +158,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     // Storage is our write-ahead log, not Hocuspocus' debounced store: unload as soon as possible.
     debounce: 0,
     unloadImmediately: true,
-    extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), library.extension],
+    extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), ...(atlas ? [atlas.extension] : []), library.extension],
   });
   // Error bodies never name these (http/respond.ts redacts them; any other absolute path too).
   registerServerDir(config.dataDir, '<data dir>');
@@ -234,6 +240,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       stopGenerating.abort();
       await jobs?.close().catch((e) => log.error('stopping analysis jobs failed', { err: e }));
       await curated?.closeAll();
+      await atlas?.close().catch((e) => log.error('stopping atlas maps failed', { err: e }));
       await recordings.close().catch((e) => log.error('stopping TIFF imports failed', { err: e }));
       await kernels?.closeAll().catch((e) => log.error('stopping kernels failed', { err: e }));
       http.close();
@@ -246,5 +253,5 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       log.info('stopped');
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, agentLeases, library, close };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, agentLeases, library, atlas, close };
 }

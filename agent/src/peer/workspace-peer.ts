@@ -231,9 +231,9 @@ export class WorkspacePeer {
 
   private begin(r: RunView): void {
     const origin = agentOrigin(r.id);
-    const { cells } = roots(this.doc);
+    const { cells, atlas } = roots(this.doc);
     const undo = new Y.UndoManager(
-      [cells, ...Object.values(viewerRoots(this.doc))],
+      [cells, atlas, ...Object.values(viewerRoots(this.doc))],
       { trackedOrigins: new Set([origin]), captureTimeout: 0 },
     );
     const run = new AgentRun({

@@ -38,7 +38,7 @@ export const PLAN_SCHEMA = {
           id: { type: 'string', minLength: 1, maxLength: 20 },
           goal: { type: 'string', minLength: 1, maxLength: MAX_GOAL_CHARS },
           dependsOn: { type: 'array', maxItems: MAX_STEPS, items: { type: 'string' } },
-          scope: { type: 'array', maxItems: 6, items: { type: 'string', enum: TOOL_SCOPES } },
+          scope: { type: 'array', maxItems: TOOL_SCOPES.length, items: { type: 'string', enum: TOOL_SCOPES } },
           expect: { type: 'object', additionalProperties: EXPECT },
         },
         required: ['id', 'goal'],

@@ -15,7 +15,7 @@ const ROUTE_SCHEMA = {
   type: 'object',
   properties: {
     kind: { type: 'string', enum: ['question', 'analysis', 'action'] },
-    scopes: { type: 'array', maxItems: 6, items: { type: 'string', enum: TOOL_SCOPES } },
+    scopes: { type: 'array', maxItems: TOOL_SCOPES.length, items: { type: 'string', enum: TOOL_SCOPES } },
     reason: { type: 'string', maxLength: 500 },
   },
   required: ['kind'],

@@ -270,12 +270,19 @@ export class AgentRun {
       }
       if (turn.text) reply.push('\n\n');
       messages.push({ role: 'assistant', content: turn.text || null, tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) });
-      for (const call of turn.toolCalls) {
+      // One by one, except that consecutive calls of a parallel tool (sub-agents) run together.
+      for (let i = 0; i < turn.toolCalls.length; ) {
         if (this.stopReason) throw new StopError(this.stopReason);
-        const result = await this.callTool(call, { tools: byName });
-        // What it asked for (the values it set or proposed) and what came back.
-        this.evidence.push(call.arguments, result.content);
-        messages.push({ role: 'tool', tool_call_id: call.id, content: short(result.content, limits.toolResultChars) });
+        let j = i + 1;
+        if (byName.get(turn.toolCalls[i]!.name)?.parallel) while (j < turn.toolCalls.length && byName.get(turn.toolCalls[j]!.name)?.parallel) j++;
+        const batch = turn.toolCalls.slice(i, j);
+        const results = await Promise.all(batch.map((call) => this.callTool(call, { tools: byName })));
+        batch.forEach((call, k) => {
+          // What it asked for (the values it set or proposed) and what came back.
+          this.evidence.push(call.arguments, results[k]!.content);
+          messages.push({ role: 'tool', tool_call_id: call.id, content: short(results[k]!.content, limits.toolResultChars) });
+        });
+        i = j;
       }
       if (last) break;
     }

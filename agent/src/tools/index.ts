@@ -11,6 +11,7 @@ import { dataTools } from './data-tools.ts';
 import { chatTools } from './chat-tools.ts';
 import { analysisTools } from './analysis-tools.ts';
 import { libraryTools } from './library-tools.ts';
+import { atlasTools } from './atlas-tools.ts';
 
 /** Each scope's tools. */
 export const TOOLS_BY_SCOPE: Readonly<Record<ToolScope, Tool[]>> = {
@@ -18,6 +19,7 @@ export const TOOLS_BY_SCOPE: Readonly<Record<ToolScope, Tool[]>> = {
   viewer: viewerTools,
   data: dataTools,
   calcium: analysisTools,
+  atlas: atlasTools,
   chat: chatTools,
   library: libraryTools,
 };

@@ -70,6 +70,8 @@ export interface Tool {
   parameters: JsonSchema;
   /** Parses and validates the model's raw argument string (ToolArgumentError), then runs. */
   call(ctx: ToolContext, rawArguments: string): Promise<ToolResult>;
+  /** Calls of this tool that follow each other in one model turn run at the same time (sub-agents). */
+  parallel?: boolean;
 }
 
 /** A tool's one definition: its argument schema gives the model's JSON schema, the validation and the type of `args`. */
@@ -77,6 +79,7 @@ export interface ToolDefinition<S extends JsonSchema> {
   name: string;
   description: string;
   parameters: S;
+  parallel?: boolean;
   run(ctx: ToolContext, args: FromSchema<S>): Promise<ToolResult>;
 }
 
@@ -85,6 +88,7 @@ export function defineTool<const S extends JsonSchema & { readonly type: 'object
     name: def.name,
     description: def.description,
     parameters: def.parameters,
+    ...(def.parallel ? { parallel: true } : {}),
     call: async (ctx, raw) => def.run(ctx, parseArguments(def.parameters, raw)),
   };
 }

@@ -120,6 +120,25 @@ export function ActionPreview({ action: a }: { action: AgentAction }) {
           )}
         </div>
       );
+    case 'atlas_highlight':
+      return (
+        <div className="muted" data-testid="proposal-atlas">
+          {a.rows.length ? (
+            <>
+              highlight {a.rows.length.toLocaleString()} row{a.rows.length === 1 ? '' : 's'} on the map as <strong>{a.label}</strong>
+            </>
+          ) : (
+            'clear the map’s highlight'
+          )}
+        </div>
+      );
+    case 'atlas_save':
+      return (
+        <div className="muted" data-testid="proposal-atlas">
+          save {a.rows.length.toLocaleString()} row{a.rows.length === 1 ? '' : 's'} as the category <strong>{a.category}</strong>
+          {a.note ? ` — ${a.note}` : ''}
+        </div>
+      );
     case 'remove_layer':
     case 'remove_table':
     case 'move_cell':

@@ -9,19 +9,15 @@
 import { useState } from 'react';
 import {
   calciumResult,
-  createCell,
   ensureRoiLayer,
   findRoiLayer,
   isJobFinished,
   listCells,
   requestJobStop,
-  requestRun,
   roiCellsQuery,
   tablesReplaced,
   viewerRoots,
-  type CellId,
   type Job,
-  type PresenceState,
   type ServedLayer,
 } from '@plexus/shared';
 import { useApiToken } from '../api/tokenContext.ts';
@@ -35,18 +31,8 @@ import { ensureVolumeSession } from '../viewer/volumeSession.ts';
 import { durationText, plural, progressFraction, progressText, requesterLabel, STATUS_TEXT } from './jobText.ts';
 import { usePeers } from '../collab/presenceIndex.ts';
 import { RoiList } from './RoiList.tsx';
+import { insertCellBelowFocusAndRun as insertAndRun } from '../notebook/insertAndRun.ts';
 import { useJobs } from './useJobs.ts';
-
-/** Inserts a cell below the focused cell (or at the end), runs it and scrolls it into view. */
-function insertAndRun(session: WorkspaceSession, cell: { kind: 'sql'; name: string; source: string } | { kind: 'code'; source: string }): void {
-  const focused = (session.awareness.getLocalState() as PresenceState | null)?.focus?.cellId ?? null;
-  const cells = listCells(session.doc);
-  const after = focused && cells.some((c) => c.id === focused) ? { after: focused as CellId } : undefined;
-  session.undoManager.stopCapturing();
-  const id = createCell(session.doc, { ...cell, author: session.origin.userId, position: after }, session.origin);
-  requestRun(session.doc, id, requesterOf(session), session.origin);
-  requestAnimationFrame(() => document.querySelector(`[data-testid="cell"][data-cell-id="${id}"]`)?.scrollIntoView({ block: 'nearest' }));
-}
 
 /** Inserts `SELECT * FROM <rois> WHERE is_cell = 1` as a named SQL cell and runs it. */
 function insertQueryCell(session: WorkspaceSession, table: string): void {

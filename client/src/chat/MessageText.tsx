@@ -7,7 +7,8 @@ import { createContext, useContext, useMemo, useState, type ReactNode } from 're
 import { canWrite, parseStateInput, portableState, replaceViewerState, splitLinks } from '@plexus/shared';
 import { ProvenanceButtons } from '../agent/PlanView.tsx';
 import { useSession } from '../collab/context.tsx';
-import { parseInline, splitBlocks, splitWorkspaceLinks } from './markdown.ts';
+import { parseInline, splitBlocks, splitPlaceholders, splitWorkspaceLinks } from './markdown.ts';
+import { CategoryCard } from './CategoryCard.tsx';
 import { typedAgentMentions } from './typedMention.ts';
 
 /** Whether the message was addressed to the agent: its `@agent` words show as the mention chip. */
@@ -62,6 +63,9 @@ function OpenInViewer({ url }: { url: string }) {
 
 /** Inline markdown of a text run (bold, italic, code). */
 function InlineText({ text }: { text: string }) {
+  const cards = splitPlaceholders(text);
+  if (cards.some((c) => c.kind === 'placeholder'))
+    return <>{cards.map((c, i) => (c.kind === 'placeholder' ? <CategoryCard key={i} name={c.name} raw={c.raw} /> : <InlineText key={i} text={c.text} />))}</>;
   const spans = parseInline(text);
   if (spans.length === 1 && spans[0]!.kind === 'text') return <PlainText text={text} />;
   return (

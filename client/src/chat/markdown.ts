@@ -74,3 +74,19 @@ export function splitWorkspaceLinks(text: string): LinkSpan[] {
   if (at < text.length) out.push({ kind: 'text', text: text.slice(at) });
   return out;
 }
+
+/** A span of text, or a `{{category name}}` placeholder the chat renders as a category card. */
+export type PlaceholderSpan = { kind: 'text'; text: string } | { kind: 'placeholder'; name: string; raw: string };
+
+/** Splits out `{{name}}` placeholders (1–100 characters, no braces or line breaks). Pure. */
+export function splitPlaceholders(text: string): PlaceholderSpan[] {
+  const out: PlaceholderSpan[] = [];
+  let at = 0;
+  for (const m of text.matchAll(/\{\{([^{}\n]{1,100})\}\}/g)) {
+    if (m.index! > at) out.push({ kind: 'text', text: text.slice(at, m.index) });
+    out.push({ kind: 'placeholder', name: m[1]!.trim(), raw: m[0] });
+    at = m.index! + m[0].length;
+  }
+  if (at < text.length) out.push({ kind: 'text', text: text.slice(at) });
+  return out;
+}

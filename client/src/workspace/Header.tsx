@@ -20,6 +20,8 @@ export function Header({ token }: { token: string }) {
   const toggleViewer = useUi((s) => s.toggleViewer);
   const chatCollapsed = useUi((s) => s.chatCollapsed);
   const toggleChat = useUi((s) => s.toggleChat);
+  const atlasOpen = useUi((s) => s.atlasOpen);
+  const setAtlasOpen = useUi((s) => s.setAtlasOpen);
   return (
     <header className="app-header">
       <a
@@ -50,6 +52,15 @@ export function Header({ token }: { token: string }) {
           </button>
         </div>
       )}
+      <button
+        className={`btn btn-small toggle${atlasOpen ? ' is-on' : ''}`}
+        aria-pressed={atlasOpen}
+        data-testid="atlas-toggle"
+        title="Show or hide the atlas: shared 2-D maps of a table's rows, brushed together"
+        onClick={() => setAtlasOpen(!atlasOpen)}
+      >
+        Atlas
+      </button>
       <button className={`btn btn-small toggle${viewerCollapsed ? '' : ' is-on'}`} aria-pressed={!viewerCollapsed} title="Show or hide the viewer panel" onClick={toggleViewer}>
         Viewer panel
       </button>

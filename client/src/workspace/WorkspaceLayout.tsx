@@ -1,6 +1,6 @@
 /**
- * The workspace page once a session exists: header, banners, and the three panels (notebook,
- * viewer placeholder, chat) with splitters whose sizes live in the zustand UI store.
+ * The workspace page once a session exists: header, banners, and the panels (notebook, the atlas
+ * when open, viewer, chat) with splitters whose sizes live in the zustand UI store.
  */
 import { useEffect } from 'react';
 import { CloseCodes, canWrite } from '@plexus/shared';
@@ -19,6 +19,7 @@ import { DropZone } from '../data/DropZone.tsx';
 import { NotebookToolbar } from '../notebook/NotebookToolbar.tsx';
 import { AnalysesPanel } from '../analyses/AnalysesPanel.tsx';
 import { useRoiLayerSync } from '../analyses/useJobs.ts';
+import { AtlasPanel } from '../atlas/AtlasPanel.tsx';
 
 /** True when a key event belongs to a text field or editor (its own undo, its own `?`). */
 const inEditable = (t: EventTarget | null) =>
@@ -84,6 +85,14 @@ export function WorkspaceLayout({ token }: { token: string }) {
             <div className="loading">Loading workspace…</div>
           )}
         </main>
+        {ui.atlasOpen && (
+          <>
+            <Splitter size={ui.atlasWidth} onResize={ui.setAtlasWidth} side="right" label="Resize atlas" testId="atlas-splitter" />
+            <section className="panel atlas-section" style={{ width: ui.atlasWidth }} aria-label="Atlas">
+              {snap.ready ? <AtlasPanel onClose={() => ui.setAtlasOpen(false)} /> : <div className="loading">Loading the atlas…</div>}
+            </section>
+          </>
+        )}
         {!ui.viewerCollapsed && (
           <>
             <Splitter size={ui.viewerWidth} onResize={ui.setViewerWidth} side="right" label="Resize viewer" testId="viewer-splitter" />

@@ -22,6 +22,7 @@ import type { AgentLeases } from '../collab/agent-leases.ts';
 import type { WorkspaceStore } from '../store/workspace-store.ts';
 import type { Library } from '../library/library-service.ts';
 import { handleLibraryApi } from './library-api.ts';
+import { handleAtlasApi } from './atlas-api.ts';
 
 export interface ApiDeps {
   signer: TokenSigner;
@@ -172,6 +173,11 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
       const role = roleIn(claims, id);
       deps.workspaces.get(id);
       await handleLibraryApi(deps.library, req, res, url, claims, role, id, parts.slice(3));
+      return true;
+    } else if (parts.length >= 3 && parts[2] === 'atlas') {
+      roleIn(claims, id);
+      deps.workspaces.get(id);
+      await handleAtlasApi({ hocuspocus: deps.notebook.hocuspocus, kernels: deps.notebook.kernels, limits: deps.notebook.dataReads }, req, res, url, id, parts.slice(3));
       return true;
     } else if (parts.length === 3 && parts[2] === 'recovery') {
       requireManage(claims, id);

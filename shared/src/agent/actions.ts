@@ -22,6 +22,7 @@ import { readViewerState } from '../viewer/state-doc.ts';
 import { applyTextHunks, planTextEdit, replacesMost } from './text-merge.ts';
 import { readJob, type RoiEdit } from '../analysis/jobs.ts';
 import { applyRoiEdit, findRoiLayer, jobRoiIds } from '../analysis/roi-view.ts';
+import { getAtlasMap, saveAtlasCategory, setAtlasHighlight } from '../atlas/atlas.ts';
 
 export type AgentAction =
   | { type: 'create_cell'; cellId: string; kind: CellKind; source: string; name?: string; after?: string | null }
@@ -37,7 +38,11 @@ export type AgentAction =
   | { type: 'save_view'; name: string }
   | { type: 'remove_table'; table: string }
   /** Delete, merge, reclassify or (`edit` null) restore an ROI of a finished calcium analysis. */
-  | { type: 'edit_roi'; job: string; roi: number; edit: RoiChange | null };
+  | { type: 'edit_roi'; job: string; roi: number; edit: RoiChange | null }
+  /** Highlight rows of an atlas map for everyone (or clear the highlight). */
+  | { type: 'atlas_highlight'; map: string; rows: number[]; label: string }
+  /** Save rows of an atlas map as a named category. */
+  | { type: 'atlas_save'; map: string; category: string; rows: number[]; note: string; summary?: string };
 
 /** What an `edit_roi` action does to the ROI (a `RoiEdit` without who and when). */
 export type RoiChange = { action: 'delete' } | { action: 'merge'; into: number } | { action: 'classify'; cell: boolean };
@@ -100,6 +105,10 @@ export function actionTarget(a: AgentAction): string {
       return `table:${a.table}`;
     case 'edit_roi':
       return `roi:${a.job}/${a.roi}`;
+    case 'atlas_highlight':
+      return `atlas:${a.map}`;
+    case 'atlas_save':
+      return `atlas:${a.map}/${a.category}`;
   }
 }
 
@@ -140,6 +149,10 @@ export function describeAction(a: AgentAction): string {
       return `remove table "${a.table}"`;
     case 'edit_roi':
       return `${describeRoiChange(a.roi, a.edit)} of analysis ${a.job}`;
+    case 'atlas_highlight':
+      return a.rows.length ? `highlight ${a.rows.length} row${a.rows.length === 1 ? '' : 's'} on the map (${a.label})` : 'clear the highlight on the map';
+    case 'atlas_save':
+      return `save ${a.rows.length} row${a.rows.length === 1 ? '' : 's'} as category "${a.category}"`;
   }
 }
 
@@ -224,6 +237,18 @@ export function applyAction(doc: Y.Doc, a: AgentAction, origin: Origin, author =
         const stamp = { by: author, ...(authorName ? { name: authorName } : {}), at: Date.now() };
         applyRoiEdit(doc, a.job, findRoiLayer(doc, job), a.roi, a.edit ? ({ ...a.edit, ...stamp } as RoiEdit) : null, ids, origin);
         return { ok: true, message: describeRoiChange(a.roi, a.edit), target };
+      }
+      case 'atlas_highlight': {
+        if (!getAtlasMap(doc, a.map)) return fail(`there is no map "${a.map}"`);
+        const stamp = { by: author, ...(authorName ? { name: authorName } : {}), at: Date.now() };
+        setAtlasHighlight(doc, a.map, a.rows.length ? { rows: a.rows, label: a.label, ...stamp } : null, origin);
+        return { ok: true, message: describeAction(a), target };
+      }
+      case 'atlas_save': {
+        if (!getAtlasMap(doc, a.map)) return fail(`there is no map "${a.map}"`);
+        const stamp = { by: author, ...(authorName ? { name: authorName } : {}), at: Date.now() };
+        saveAtlasCategory(doc, a.map, a.category, { rows: a.rows, note: a.note, ...(a.summary ? { summary: a.summary } : {}), ...stamp }, origin);
+        return { ok: true, message: describeAction(a), target };
       }
     }
   } catch (e) {

@@ -6,6 +6,7 @@
  * makes a prompt that a model refuses. Pure module.
  */
 import * as Y from 'yjs';
+import { listAtlasMaps } from '../atlas/atlas.ts';
 import { cellSource, getCell, listCells, type CellView } from '../cells.ts';
 import { recentMessages } from '../chat.ts';
 import { isPresenceOf, readPresence, type PresenceState } from '../presence.ts';
@@ -42,6 +43,7 @@ export interface ContextCaps {
   chat: number;
   chatMessages: number;
   chatMessage: number;
+  atlas: number;
 }
 
 export const DEFAULT_CONTEXT_CAPS: ContextCaps = {
@@ -55,7 +57,18 @@ export const DEFAULT_CONTEXT_CAPS: ContextCaps = {
   chat: 4_000,
   chatMessages: 20,
   chatMessage: 600,
+  atlas: 1_500,
 };
+
+/** The atlas maps: table, status, the shared selection (a table SQL reads), highlight and categories. */
+export function atlasSummary(doc: Y.Doc, max: number): string {
+  const lines = listAtlasMaps(doc).map((m) => {
+    const sel = m.selection ? `; selection by ${m.selection.name ?? m.selection.by} (${m.selection.kind}) — its rows are table ${m.coords?.table ?? '?'}_selection` : '';
+    const cats = Object.keys(m.categories);
+    return `- map ${m.id} "${m.title}" of table ${m.table} (${m.coords?.how ?? m.method}, ${m.coords?.status ?? 'not started'}${m.coords?.points ? `, ${m.coords.points} points` : ''})${sel}${m.highlight ? `; highlighted: ${m.highlight.rows.length} rows (${m.highlight.label})` : ''}${cats.length ? `; categories: ${cats.join(', ')}` : ''}`;
+  });
+  return cap(lines.join('\n'), max);
+}
 
 /** Cuts `s` to `max` characters, saying how much was left out. */
 export function cap(s: string, max: number): string {
@@ -248,6 +261,7 @@ export function buildContext(doc: Y.Doc, asker: PresenceState | null, opts: { ca
     `## Notebook\n${notebookSummary(doc, caps.notebook, caps)}`,
     `## Viewer\n${cap(summarizeViewer(doc, { maxChars: caps.viewer }), caps.viewer)}`,
     `## Data tables\n${dataSummary(doc, caps.data)}`,
+    ...(listAtlasMaps(doc).length ? [`## Atlas maps\n${atlasSummary(doc, caps.atlas)}`] : []),
     `## Recent chat\n${chatSummary(doc, caps, opts.excludeMessage)}`,
   ];
   return cap(sections.join('\n\n'), caps.total);

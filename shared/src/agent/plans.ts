@@ -35,7 +35,7 @@ export interface RunRoute {
 }
 
 /** Groups of tools; the model sees only the tools of the scopes in play. */
-export const TOOL_SCOPES = ['notebook', 'viewer', 'data', 'calcium', 'chat', 'library'] as const;
+export const TOOL_SCOPES = ['notebook', 'viewer', 'data', 'calcium', 'atlas', 'chat', 'library'] as const;
 export type ToolScope = (typeof TOOL_SCOPES)[number];
 
 export const STEP_STATUSES = ['pending', 'running', 'verifying', 'done', 'failed', 'skipped'] as const;

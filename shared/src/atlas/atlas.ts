@@ -222,3 +222,44 @@ export function selectionBoundingBox(sel: AtlasSelection): { x0: number; y0: num
   const ys = sel.points.map((p) => p[1]);
   return { x0: Math.min(...xs), y0: Math.min(...ys), x1: Math.max(...xs), y1: Math.max(...ys) };
 }
+
+/** What one transaction changed that the server's atlas jobs follow. */
+export interface AtlasChange {
+  /** Maps created or replaced (a new `atlas/<id>` entry). */
+  maps: string[];
+  /** Maps removed. */
+  removed: string[];
+  /** Maps whose selection was set or cleared. */
+  selections: string[];
+  /** Tables registered, replaced or removed in the `data` registry. */
+  tables: string[];
+}
+
+/**
+ * Calls `f` after each transaction that created, replaced or removed a map, changed a map's
+ * selection, or (re)registered or removed a table (any origin). Returns the unsubscribe.
+ */
+export function observeAtlas(doc: Y.Doc, f: (change: AtlasChange) => void): () => void {
+  const { atlas, data } = roots(doc);
+  const onAtlas = (events: Array<Y.YEvent<Y.AbstractType<unknown>>>) => {
+    const c: AtlasChange = { maps: [], removed: [], selections: [], tables: [] };
+    for (const e of events) {
+      if (e.target === atlas) {
+        e.changes.keys.forEach((ch, id) => (ch.action === 'delete' ? c.removed : c.maps).push(id));
+      } else if (e.path.length === 1 && e instanceof Y.YMapEvent && e.keysChanged.has(SELECTION_KEY)) c.selections.push(String(e.path[0]));
+    }
+    if (c.maps.length || c.removed.length || c.selections.length) f(c);
+  };
+  const onData = (e: Y.YMapEvent<unknown>) => {
+    const tables = [...e.keysChanged];
+    if (tables.length) f({ maps: [], removed: [], selections: [], tables });
+  };
+  atlas.observeDeep(onAtlas);
+  data.observe(onData);
+  return () => {
+    atlas.unobserveDeep(onAtlas);
+    data.unobserve(onData);
+  };
+}
+
+const SELECTION_KEY = 'selection';

@@ -195,7 +195,7 @@ const activity = record('a tool activity', {
 });
 
 const stepStatus = z.enum(['pending', 'running', 'verifying', 'done', 'failed', 'skipped']);
-export const toolScopes = z.array(z.enum(['notebook', 'viewer', 'data', 'calcium', 'chat', 'library'])).max(6);
+export const toolScopes = z.array(z.enum(['notebook', 'viewer', 'data', 'calcium', 'atlas', 'chat', 'library'])).max(7);
 export const runRoute = z.object({ kind: z.enum(['question', 'analysis', 'action']), reason: str(500), scopes: toolScopes.optional() });
 export const alternative = z.object({ label: str(60), request: str(2000) });
 export const pickedAlternative = alternative.extend({ by: z.string().max(200), name: z.string().max(200).optional(), at: time });
