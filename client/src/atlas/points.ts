@@ -93,7 +93,7 @@ function copyU32(dv: DataView, at: number, n: number): Uint32Array {
   return out;
 }
 
-/** Builds a response in the same format (tests, and stubs of the server). */
+/** Encodes points in the same format (the parser's round-trip tests; the server has its own encoder, server/src/atlas/atlas-tables.ts). */
 export function encodePoints(p: { meta: PointsMeta; x: ArrayLike<number>; y: ArrayLike<number>; row: ArrayLike<number>; color?: ArrayLike<number> | null }): ArrayBuffer {
   const n = p.x.length;
   const meta = new TextEncoder().encode(JSON.stringify(p.meta));
