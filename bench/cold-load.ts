@@ -41,6 +41,7 @@ import { WorkspaceStore } from '@plexus/server/store/workspace-store';
 import { fillNotebook, keystrokeUpdates } from './fixtures.ts';
 import { printProfile } from './cpuprofile.ts';
 import { BENCH_SECRET, connectClient, fmt, machine, median, printTable, rawOpen, repoRoot, sleep, spawnServer, tmpDir, type BenchClient, type ChildServer } from './lib.ts';
+import { sqliteStore } from '@plexus/testkit';
 
 const argv = process.argv.slice(2);
 const arg = (k: string, d: number) => Number(argv.find((a) => a.startsWith(`--${k}=`))?.split('=')[1] ?? d);
@@ -65,19 +66,20 @@ async function buildFixture(): Promise<Fixture> {
   );
   try {
     const t0 = performance.now();
-    const A1 = server.workspaces.create({ name: 'A1: 1000 cells', fill: (doc) => fillNotebook(doc, 1000, 20) }).id;
+    const A1 = (await server.workspaces.create({ name: 'A1: 1000 cells', fill: (doc) => fillNotebook(doc, 1000, 20) })).id;
     const t1 = performance.now();
-    const Amd = server.workspaces.create({ name: 'A-md: 1000 cells, 200 markdown', fill: (doc) => fillNotebook(doc, 1000, 20, 5) }).id;
+    const Amd = (await server.workspaces.create({ name: 'A-md: 1000 cells, 200 markdown', fill: (doc) => fillNotebook(doc, 1000, 20, 5) })).id;
     const [A2, A3, A4, B1k, B10k, B100k] = await Promise.all(['A2', 'A3', 'A4', 'B1k', 'B10k', 'B100k'].map(async (n) => (await server.workspaces.duplicate(A1, n)).id));
-    const state = server.store.load(A1).update!;
+    const store = sqliteStore(server);
+    const state = store.load(A1).update!;
     const t2 = performance.now();
     const updates = keystrokeUpdates(state, 100_000);
     const t3 = performance.now();
     // One SQLite transaction per batch only to build the fixture fast; entries are the same rows.
-    server.store.db.transaction(() => {
-      for (const u of updates.slice(0, 1_000)) server.store.append(B1k!, u);
-      for (const u of updates.slice(0, 10_000)) server.store.append(B10k!, u);
-      for (const u of updates) server.store.append(B100k!, u);
+    store.db.transaction(() => {
+      for (const u of updates.slice(0, 1_000)) store.append(B1k!, u);
+      for (const u of updates.slice(0, 10_000)) store.append(B10k!, u);
+      for (const u of updates) store.append(B100k!, u);
     })();
     const t4 = performance.now();
     const avg = updates.reduce((s, u) => s + u.byteLength, 0) / updates.length;
@@ -85,8 +87,8 @@ async function buildFixture(): Promise<Fixture> {
       `fixture: fill 1000 cells ${fmt(t1 - t0, 0)} ms, A-md and duplicates ${fmt(t2 - t1, 0)} ms, 100k keystroke updates ${fmt(t3 - t2, 0)} ms (avg ${fmt(avg, 1)} bytes), ` +
         `append 111k log rows ${fmt(t4 - t3, 0)} ms; snapshot ${(state.byteLength / 1024).toFixed(0)} KiB`,
     );
-    const mdBytes = server.store.load(Amd).update!.byteLength;
-    console.log(`A: ${(state.byteLength / 1024).toFixed(0)} KiB, ${Y.decodeUpdate(state).structs.length} structs; A-md: ${(mdBytes / 1024).toFixed(0)} KiB, ${Y.decodeUpdate(server.store.load(Amd).update!).structs.length} structs`);
+    const mdBytes = store.load(Amd).update!.byteLength;
+    console.log(`A: ${(state.byteLength / 1024).toFixed(0)} KiB, ${Y.decodeUpdate(state).structs.length} structs; A-md: ${(mdBytes / 1024).toFixed(0)} KiB, ${Y.decodeUpdate(store.load(Amd).update!).structs.length} structs`);
     return { dbFile: path.join(dir, 'plexus.db'), ids: { A1, A2: A2!, A3: A3!, A4: A4!, Amd, B1k: B1k!, B10k: B10k!, B100k: B100k! }, stateBytes: state.byteLength, cells: 1000 };
   } finally {
     await server.close();

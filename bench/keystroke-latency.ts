@@ -32,7 +32,7 @@ import { performance } from 'node:perf_hooks';
 import { cellText, createCell, getCell, insertCellText, userOrigin, type CellId } from '@plexus/shared';
 import * as Y from 'yjs';
 import { printProfile } from './cpuprofile.ts';
-import { connectClient, connectMany, createWorkspace, lightReceiver, fmt, machine, printTable, repoRoot, sleep, spawnServer, summarize, until, type BenchClient, type ChildServer, type ProbeStats, type Summary } from './lib.ts';
+import { connectClient, connectMany, createWorkspace, idleCpuPerSecond as idleCpu, lightReceiver, fmt, machine, printTable, repoRoot, sleep, spawnServer, summarize, until, type BenchClient, type ChildServer, type ProbeStats, type Summary } from './lib.ts';
 
 interface Options {
   counts: number[];
@@ -109,10 +109,7 @@ let workspaceSeq = 0;
 const idleCpuPerSecond = new Map<string, number>();
 
 async function measureIdle(server: ChildServer): Promise<void> {
-  await server.probe('reset');
-  await sleep(2000);
-  const s = await server.probe('stats');
-  idleCpuPerSecond.set(server.kind, s.cpuMs / (s.wallMs / 1000));
+  idleCpuPerSecond.set(server.kind, await idleCpu(server));
 }
 
 async function runOne(server: ChildServer, n: number, round: number, o: Options): Promise<RawRun> {

@@ -206,6 +206,14 @@ export async function spawnServer<K extends ServerKind>(kind: K, opts: SpawnOpti
   };
 }
 
+/** CPU the server process spends per second of wall time while nothing is asked of it (timers, the probe, renewals), ms. */
+export async function idleCpuPerSecond(server: Pick<ChildServer, 'probe'>, windowMs = 2000): Promise<number> {
+  await server.probe('reset');
+  await sleep(windowMs);
+  const s = await server.probe('stats');
+  return s.cpuMs / (s.wallMs / 1000);
+}
+
 /** Creates a workspace through the Plexus HTTP API; returns its id. */
 export async function createWorkspace(server: ChildServer, name = 'bench'): Promise<string> {
   const res = await fetch(`${server.url}/api/workspaces`, {
@@ -398,7 +406,22 @@ export function rawOpen(baseUrl: string, name: string, token: string, timeoutMs 
 export interface LightReceiver {
   /** Resolves once the server sent the document state (the receiver is subscribed). */
   ready: Promise<void>;
+  /** Sends this receiver's awareness state again (a new clock), as a renewal or a change would. */
+  announce(): void;
   close(): void;
+}
+
+/** One entry of an awareness update as a light receiver sees it (the state itself is not parsed). */
+export interface AwarenessArrival {
+  clientId: number;
+  clock: number;
+}
+
+export interface LightReceiverOptions {
+  /** The awareness state it announces (default `{}`). */
+  state?: Record<string, unknown>;
+  /** Called with the entries of every awareness update the server sends, and its arrival time. */
+  onAwareness?: (entries: AwarenessArrival[], now: number) => void;
 }
 
 /**
@@ -408,10 +431,17 @@ export interface LightReceiver {
  * provider's decode + apply + observers, so hundreds of them in one process measure the server's
  * fan-out rather than the client process.
  */
-export function lightReceiver(baseUrl: string, name: string, token: string, onUpdate: (update: Uint8Array, now: number) => void): LightReceiver {
+export function lightReceiver(
+  baseUrl: string,
+  name: string,
+  token: string,
+  onUpdate: (update: Uint8Array, now: number) => void,
+  opts: LightReceiverOptions = {},
+): LightReceiver {
   const ws = new WebSocket(baseUrl.replace(/^http/, 'ws') + '/collab');
   ws.binaryType = 'nodebuffer';
   const clientId = Math.floor(Math.random() * 2 ** 31);
+  const stateJson = JSON.stringify(opts.state ?? {});
   let clock = 0;
   let renew: NodeJS.Timeout | undefined;
   const awareness = () => {
@@ -419,7 +449,7 @@ export function lightReceiver(baseUrl: string, name: string, token: string, onUp
     varUint(body, 1);
     varUint(body, clientId);
     varUint(body, ++clock);
-    varString(body, '{}');
+    varString(body, stateJson);
     const msg: number[] = [];
     varString(msg, name);
     varUint(msg, 1); // Awareness
@@ -454,6 +484,18 @@ export function lightReceiver(baseUrl: string, name: string, token: string, onUp
       const r = new Reader(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
       r.string();
       const type = r.uint();
+      if (type === 1 && opts.onAwareness) {
+        // Awareness: (count, then clientId, clock, state JSON) in a length-prefixed update.
+        const u = new Reader(r.bytes());
+        const entries: AwarenessArrival[] = [];
+        for (let n = u.uint(); n > 0; n--) {
+          const id = u.uint();
+          entries.push({ clientId: id, clock: u.uint() });
+          u.bytes();
+        }
+        opts.onAwareness(entries, now);
+        return;
+      }
       if (type !== 0 && type !== 4) return;
       const sub = r.uint();
       if (sub === 1) resolve();
@@ -465,6 +507,9 @@ export function lightReceiver(baseUrl: string, name: string, token: string, onUp
   ready.catch(() => undefined);
   return {
     ready,
+    announce: () => {
+      if (ws.readyState === WebSocket.OPEN) awareness();
+    },
     close: () => {
       clearTimeout(renew);
       clearInterval(renew);

@@ -35,11 +35,12 @@ async function buildFixture(): Promise<{ dir: string; full: string[]; empty: str
     loadConfig({ PLEXUS_LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv, { port: 0, host: '127.0.0.1', dataDir: dir, seedDemo: false, secret: BENCH_SECRET, clientDir: path.join(dir, 'none') }),
   );
   try {
-    const first = server.workspaces.create({ name: 'mem-0', fill: (doc) => fillNotebook(doc, 1000, 20) }).id;
+    const first = (await server.workspaces.create({ name: 'mem-0', fill: (doc) => fillNotebook(doc, 1000, 20) })).id;
     const full = [first];
     for (let i = 1; i < K; i++) full.push((await server.workspaces.duplicate(first, `mem-${i}`)).id);
-    const empty = Array.from({ length: K }, (_, i) => server.workspaces.create({ name: `empty-${i}` }).id);
-    return { dir, full, empty, state: server.store.load(first).update! };
+    const empty: string[] = [];
+    for (let i = 0; i < K; i++) empty.push((await server.workspaces.create({ name: `empty-${i}` })).id);
+    return { dir, full, empty, state: (await server.store.load(first)).update! };
   } finally {
     await server.close();
   }

@@ -5,7 +5,7 @@
  * requests a run; measured until the last cell's new output is in browser B's DOM (the app's
  * rendered output, not just its Y.Doc). One JavaScript chain (`a1 = r`, `a2 = a1 + 1`, …) and one
  * SQL chain (`s1: SELECT r AS v`, `s2: SELECT v + 1 AS v FROM s1`, …). Both clocks are this
- * machine's (Date.now in Node and in the page).
+ * machine's (Date.now in Node, performance.timeOrigin + now in the page).
  * Then the root is edited and re-run 10×/s for 5 s: after every transaction A receives, it counts
  * the cells running (must never exceed 1) and records each cell's exec records (run id → final
  * state): runs per cell and how many were superseded (cancelled); B must end on the last edit's
@@ -14,11 +14,10 @@
  *
  *   npx tsx bench/notebook-edit-to-visible.ts [--rounds=8]
  */
-import path from 'node:path';
-import { chromium, type Page } from '@playwright/test';
 import * as Y from 'yjs';
 import { createCell, listCells, readCellRun, requestRun, setCellSource, userOrigin } from '@plexus/shared';
-import { connectClient, createWorkspace, fmt, machine, printTable, repoRoot, sleep, spawnServer, summarize, until } from './lib.ts';
+import { clientDir, launchChromium, openWorkspacePage, outputShown } from './browser.ts';
+import { connectClient, createWorkspace, fmt, machine, printTable, sleep, spawnServer, summarize, until } from './lib.ts';
 
 const ROUNDS = Number(process.argv.find((a) => a.startsWith('--rounds='))?.split('=')[1] ?? 8);
 const N = 100;
@@ -36,34 +35,16 @@ function makeChain(doc: Y.Doc, kind: 'code' | 'sql'): string[] {
 
 const rootSource = (kind: 'code' | 'sql', r: number) => (kind === 'code' ? `const a1 = ${r};` : `SELECT ${r} AS v`);
 
-/** Resolves in the page with Date.now() once the cell's rendered output shows `expected`. */
-function visibleAt(page: Page, cellId: string, expected: string): Promise<number> {
-  // A string, not a function: tsx would wrap inner functions in a `__name` helper the page lacks.
-  return page.evaluate(`new Promise((resolve) => {
-    const sel = '[data-testid="cell"][data-cell-id=${JSON.stringify(cellId)}] :is([data-testid="output-text"], [data-testid="output-table"] tbody td)';
-    const mo = new MutationObserver(() => check());
-    function check() {
-      if (document.querySelector(sel)?.textContent !== ${JSON.stringify(expected)}) return;
-      mo.disconnect();
-      resolve(Date.now());
-    }
-    mo.observe(document.body, { subtree: true, childList: true, characterData: true });
-    check();
-  })`) as Promise<number>;
-}
-
 async function main() {
-  const server = await spawnServer('plexus', { env: { PLEXUS_CLIENT_DIR: path.join(repoRoot, 'client/dist') } });
-  const browser = await chromium.launch({ executablePath: process.env.PLEXUS_CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  const server = await spawnServer('plexus', { env: { PLEXUS_CLIENT_DIR: clientDir() } });
+  const browser = await launchChromium();
   try {
     const ws = await createWorkspace(server, 'Notebook latency');
     const a = connectClient(server.url, ws, server.token);
     await a.synced;
     const chains = { code: makeChain(a.doc, 'code'), sql: makeChain(a.doc, 'sql') };
     await until(() => a.provider.unsyncedChanges === 0, 20_000, 5, 'cells stored');
-    const page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
-    await page.goto(`${server.url}/w/${ws}?token=${encodeURIComponent(server.token)}`);
-    await page.getByTestId('doc-ready').waitFor({ timeout: 30_000 });
+    const page = await openWorkspacePage(browser, server.url, ws, server.token, { id: 'u_bench_b', name: 'B' });
     await page.waitForFunction((n) => document.querySelectorAll('[data-testid="cell"]').length >= n, 2 * N, { timeout: 30_000 });
 
     const rows: Array<Array<string | number>> = [];
@@ -74,7 +55,7 @@ async function main() {
       // Round 0 warms the kernel (runtimes start, values are created); it is not counted.
       for (let r = 0; r <= ROUNDS; r++) {
         const value = 1000 + r + (kind === 'sql' ? 500 : 0);
-        const seen = visibleAt(page, last, String(value + N - 1));
+        const seen = outputShown(page, last, { is: String(value + N - 1) }).then((o) => o.at);
         const t0 = Date.now();
         setCellSource(a.doc, ids[0]!, rootSource(kind, value), origin);
         requestRun(a.doc, ids[0]!, who, origin);
@@ -116,7 +97,7 @@ async function main() {
       await sleep(100);
     }
     const final = String(5000 + r + N - 1);
-    await visibleAt(page, ids[N - 1]!, final);
+    await outputShown(page, ids[N - 1]!, { is: final });
     a.doc.off('afterTransaction', watch);
     const chainRuns = ids.map((id) => runs.get(id) ?? new Map());
     const perCell = chainRuns.map((m) => m.size);

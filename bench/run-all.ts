@@ -16,6 +16,7 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'memory', args: ['bench/memory.ts'], what: 'server memory per open idle 1,000-cell workspace' },
   { name: 'soak', args: ['bench/soak.ts', '--workspaces=8', '--clients=5', '--cycles=1,10,30'], what: 'server memory (RSS, heap after GC) after 1 vs N open/close cycles of 8 workspaces x 5 clients, kernel on' },
   { name: 'viewer-latency', args: ['bench/viewer-latency.ts'], what: 'viewer change (LUT, camera, follow) from one browser to another' },
+  { name: 'presenter', args: ['bench/presenter.ts', '--counts=100,300', '--rounds=2', '--changes=300', '--interval=25', '--naive=30,90', '--naive-changes=20', '--naive-interval=300'], what: 'presenter mode: one presenter → 100/300 light followers (latency, server CPU and awareness entries per change), and followers that re-publish (quadratic)' },
   { name: 'notebook', args: ['bench/notebook-edit-to-visible.ts'], what: 'notebook: edit a 100-cell JS / SQL chain root in a Node client → last output visible in a browser; 10 edits/s storm' },
   { name: 'server-costs', args: ['bench/server-costs.ts'], what: 'micro-costs of the Plexus hot paths' },
   { name: 'schema-check', args: ['bench/schema-check.ts'], what: 'document schema enforcement: cost per keystroke / new cell / chat message, and per load' },
@@ -26,6 +27,9 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'agent-tasks', args: ['bench/agent-tasks.ts'], what: 'agent: 13 analysis tasks over the demo recording, as verified plans vs one tool loop (plumbing with the scripted model; success with a real one)' },
   { name: 'kernel', args: ['bench/kernel.ts'], what: 'kernel: 100-cell chain edit-to-visible (JS, SQL), per-cell overhead, superseding, SQL over 1M-row Parquet vs plain DuckDB' },
   { name: 'atlas-projection', args: ['bench/atlas-projection.ts'], what: 'atlas: map coordinates for 10k / 100k rows — PCA and UMAP of numbers, TF-IDF + SVD of short texts' },
+  { name: 'atlas-render', args: ['bench/atlas-render.ts'], what: 'atlas: first render and pan/zoom frame times of 10k / 100k / 1M points in Chromium (software WebGL here), CPU ns per point (needs the built client; ~6 min)' },
+  { name: 'atlas-brush', args: ['bench/atlas-brush.ts'], what: "atlas: brush ~100k of 200k points in one browser → a dependent SQL cell's output in another, with phases (needs the built client)" },
+  { name: 'atlas-agent-tokens', args: ['bench/atlas-agent-tokens.ts'], what: 'atlas: orchestrator and sub-agent prompt tokens for a five-cluster exploration, with and without analyzer sub-agents (scripted model)' },
 ];
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1]?.split(',');

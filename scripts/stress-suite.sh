@@ -5,6 +5,10 @@
 # file. Needs stress-ng (Debian: apt-get install stress-ng).
 #
 #   bash scripts/stress-suite.sh [runs=10] [results=/tmp/stress-results.txt]
+#
+# PLEXUS_STRESS_FOLLOW=1 pulls the source checkout's newest commit before each run (and runs
+# `npm ci` again when the lockfile changed), so a loop left running while work goes on tests
+# each revision as it lands; every line names the revision it ran.
 set -uo pipefail
 runs=${1:-10}
 results=${2:-/tmp/stress-results.txt}
@@ -18,12 +22,21 @@ export CI=true
 npm ci --no-audit --no-fund > "$work/npm-ci.log" 2>&1 || { echo "npm ci failed (see $work/npm-ci.log)" >> "$results"; exit 1; }
 echo "commit $(git log --oneline -1)" >> "$results"
 for i in $(seq 1 "$runs"); do
+  if [ "${PLEXUS_STRESS_FOLLOW:-0}" = 1 ]; then
+    before=$(git rev-parse HEAD:package-lock.json)
+    git pull -q --ff-only "$repo" HEAD || { echo "run $i: git pull failed" >> "$results"; exit 1; }
+    if [ "$(git rev-parse HEAD:package-lock.json)" != "$before" ]; then
+      npm ci --no-audit --no-fund > "$work/npm-ci.log" 2>&1 || { echo "run $i: npm ci failed (see $work/npm-ci.log)" >> "$results"; exit 1; }
+    fi
+  fi
   stress-ng --cpu 2 --timeout 0 > /dev/null 2>&1 &
   sp=$!
   start=$(date +%s)
   npm test > "$work/run-$i.log" 2>&1
   rc=$?
+  # Keep each run's per-test timings (the next run overwrites them).
+  cp .tmp/vitest.json "$work/vitest-$i.json" 2>/dev/null; cp e2e/results.json "$work/e2e-$i.json" 2>/dev/null
   kill "$sp"; wait "$sp" 2>/dev/null
-  echo "run $i: rc=$rc $(tail -1 "$work/run-$i.log") $(( $(date +%s) - start ))s load=$(cut -d' ' -f1-3 /proc/loadavg) at $(date +%H:%M) (log: $work/run-$i.log)" >> "$results"
+  echo "run $i: $(git log --oneline -1 --format=%h) rc=$rc $(tail -1 "$work/run-$i.log") $(( $(date +%s) - start ))s load=$(cut -d' ' -f1-3 /proc/loadavg) at $(date +%H:%M) (log: $work/run-$i.log)" >> "$results"
 done
 echo DONE >> "$results"

@@ -31,8 +31,9 @@ if (!only || only === 'vitest') {
   const status = run('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${out}`]);
   if (fs.existsSync(out)) {
     const r = JSON.parse(fs.readFileSync(out, 'utf8'));
-    // A suite that fails to load counts as a failure even if it reported no test.
-    const brokenFiles = (r.testResults ?? []).filter((f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0).length;
+    // A suite that fails to load, or whose beforeAll fails (its tests then show as skipped — e.g.
+    // the Postgres suite without Postgres), counts as a failure even if no test of it failed.
+    const brokenFiles = (r.testResults ?? []).filter((f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed')).length;
     suites.push({ name: 'unit + integration (vitest)', passed: r.numPassedTests, failed: r.numFailedTests + brokenFiles });
   } else suites.push({ name: 'unit + integration (vitest)', passed: 0, failed: 1, note: `vitest exited ${status} without results` });
 }

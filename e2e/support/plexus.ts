@@ -195,6 +195,17 @@ export async function openWorkspace(page: Page, plexus: Plexus, workspaceId: str
   await waitLive(page);
 }
 
+/** Alice (owner link), Bob (editor share link) and Victor (view-only share link), each with the workspace open in their own browser. */
+export async function ownerEditorViewer(plexus: Plexus, actor: Actors, workspaceId: string): Promise<{ alice: Actor; bob: Actor; victor: Actor }> {
+  const editLink = await plexus.share(workspaceId, 'editor');
+  const viewLink = await plexus.share(workspaceId, 'viewer');
+  const [alice, bob, victor] = [await actor(ALICE), await actor(BOB), await actor(VICTOR)];
+  await openWorkspace(alice.page, plexus, workspaceId);
+  await openWorkspace(bob.page, plexus, workspaceId, editLink.token);
+  await openWorkspace(victor.page, plexus, workspaceId, viewLink.token);
+  return { alice, bob, victor };
+}
+
 /** Waits for the synced document and a live connection. */
 export async function waitLive(page: Page): Promise<void> {
   await expect(page.getByTestId('doc-ready')).toBeVisible();

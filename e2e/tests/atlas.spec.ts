@@ -3,7 +3,8 @@
  * clear numeric clusters is dropped on the notebook, Alice makes a PCA map of it, both see it
  * drawn (status done, how it was made, cluster labels), Alice brushes a rectangle around one
  * cluster with the mouse, Bob sees the selection with its count and who made it, and Bob's SQL
- * cell reads the selected rows from `<table>_map_selection`. A second map (two columns as x/y):
+ * cell reads the selected rows from `<table>_map_selection`; Alice lassos another cluster and
+ * Bob's cell re-runs by itself with the new rows. A second map (two columns as x/y):
  * Escape cancels a lasso, Shift+drag brushes, a saved category is shown on the map by Bob for
  * everyone, hovers show as rings for the others, Bob follows Alice's camera, a view-only person
  * sees it all without tools. Points are found on screen through `window.__plexusAtlas`.
@@ -11,24 +12,7 @@
 import type { Page } from '@playwright/test';
 import { cellLocator, expect, openWorkspace, test, uniq, VICTOR } from '../support/plexus.ts';
 import { aliceAndBob, dropFile, output } from '../support/notebook.ts';
-
-/** 3 clusters × 30 rows, far apart in every numeric column; row i is in cluster i % 3. */
-const ROWS = 90;
-const CENTRES = [
-  [0, 0, 0],
-  [40, 0, 20],
-  [20, 40, -20],
-];
-function csv(): string {
-  const lines = ['id,a,b,c,kind'];
-  for (let i = 0; i < ROWS; i++) {
-    const k = i % 3;
-    const j = Math.floor(i / 3);
-    const [a, b, c] = CENTRES[k]!.map((v, d) => v + Math.sin(j * (d + 1.3)) * 1.5);
-    lines.push(`${i},${a!.toFixed(3)},${b!.toFixed(3)},${c!.toFixed(3)},${['north', 'east', 'south'][k]}`);
-  }
-  return lines.join('\n') + '\n';
-}
+import { CLUSTER_ROWS as ROWS, clusterCsv as csv, createMap, mapDrawn, openAtlas } from '../support/atlas.ts';
 
 /** The page rectangle (client coordinates) around the points of the rows `rows % 3 === cluster`, from the map's own projection. */
 async function clusterBox(page: Page, cluster: number) {
@@ -67,26 +51,17 @@ async function settledClusterBox(page: Page, cluster: number) {
 test('a shared map: Alice brushes a cluster, Bob sees the selection and queries it in SQL', async ({ plexus, actor }) => {
   const tag = uniq();
   const table = `blobs_${tag}`;
-  const { cellIds, alice, bob } = await aliceAndBob(plexus, actor, `atlas ${tag}`, [{ kind: 'sql', source: `SELECT count(*) AS n FROM ${table}_map_selection`, name: 'picked' }]);
+  const { cellIds, alice, bob } = await aliceAndBob(plexus, actor, `atlas ${tag}`, [{ kind: 'sql', source: `SELECT count(*) AS n, min(kind) AS kind FROM ${table}_map_selection`, name: 'picked' }]);
   const [sql] = cellIds as [string];
   await dropFile(alice.page, `${table}.csv`, csv());
   await expect(alice.page.getByTestId('upload')).toHaveAttribute('data-status', 'done');
 
   // Room for the atlas at 1,400 px: the viewer panel goes (it has nothing to show here).
-  for (const a of [alice, bob]) {
-    await a.page.getByRole('button', { name: 'Viewer panel' }).click();
-    await a.page.getByTestId('atlas-toggle').click();
-    await expect(a.page.getByTestId('atlas-panel')).toBeVisible();
-  }
+  await openAtlas(alice.page, bob.page);
 
   // Alice makes a PCA map of the table (all numeric columns but the id).
   const ap = alice.page;
-  await expect(ap.getByTestId('atlas-form')).toBeVisible();
-  await ap.getByTestId('atlas-form-table').selectOption(table);
-  await ap.getByTestId('atlas-form-method-pca').check();
-  await ap.locator('[data-testid="atlas-form-column"][value="id"]').uncheck();
-  await ap.getByTestId('atlas-form-color').selectOption('kind');
-  await ap.getByTestId('atlas-form-create').click();
+  await createMap(ap, table, { method: 'pca', exclude: ['id'], colorBy: 'kind' });
 
   // Both see it computed and drawn.
   for (const a of [alice, bob]) {
@@ -121,11 +96,24 @@ test('a shared map: Alice brushes a cluster, Bob sees the selection and queries 
   await expect(bob.page.getByTestId('atlas-outline')).toBeVisible();
 
   // Bob reads the brushed rows in SQL (the server writes the selection table after the brush).
-  const value = () => output(bob.page, sql, 'output-table').locator('tbody td').first();
+  const cells = () => output(bob.page, sql, 'output-table').locator('tbody td');
   await expect(async () => {
     await cellLocator(bob.page, sql).getByTestId('cell-run').click();
-    await expect(value()).toHaveText(String(box.n), { timeout: 5_000 });
+    await expect(cells().first()).toHaveText(String(box.n), { timeout: 5_000 });
   }).toPass({ timeout: 60_000 });
+  await expect(cells().nth(1)).toHaveText('north');
+
+  // Alice lassos another cluster: Bob's cell re-runs by itself over the new selection.
+  const east = await settledClusterBox(ap, 1);
+  expect(east.strays).toBe(0);
+  await ap.getByTestId('atlas-tool-lasso').click();
+  await ap.mouse.move(east.x0, east.y0);
+  await ap.mouse.down();
+  for (const [x, y] of [[east.x1, east.y0], [east.x1, east.y1], [east.x0, east.y1], [east.x0, east.y0 + 2]] as const) await ap.mouse.move(x, y, { steps: 4 });
+  await ap.mouse.up();
+  await expect(bob.page.getByTestId('atlas-selection')).toHaveAttribute('data-kind', 'lasso');
+  await expect(cells().nth(1)).toHaveText('east', { timeout: 60_000 });
+  await expect(cells().first()).toHaveText(String(east.n));
 
   // Bob clears it (Delete with the panel focused): gone for Alice too.
   await bob.page.getByTestId('atlas-canvas').click({ position: { x: 4, y: 4 } });
@@ -163,21 +151,11 @@ test('categories, highlight, hover and follow on a map of two columns; Escape ca
   const { workspace, alice, bob } = await aliceAndBob(plexus, actor, `atlas two ${tag}`, []);
   await dropFile(alice.page, `${table}.csv`, csv());
   await expect(alice.page.getByTestId('upload')).toHaveAttribute('data-status', 'done');
-  for (const a of [alice, bob]) {
-    await a.page.getByRole('button', { name: 'Viewer panel' }).click();
-    await a.page.getByTestId('atlas-toggle').click();
-  }
+  await openAtlas(alice.page, bob.page);
   const ap = alice.page;
   const bp = bob.page;
-  await ap.getByTestId('atlas-form-table').selectOption(table);
-  await ap.getByTestId('atlas-form-method-columns').check();
-  await ap.getByTestId('atlas-form-x').selectOption('a');
-  await ap.getByTestId('atlas-form-y').selectOption('b');
-  await ap.getByTestId('atlas-form-create').click();
-  for (const p of [ap, bp]) {
-    await expect(p.getByTestId('atlas-status')).toHaveAttribute('data-status', 'done', { timeout: 120_000 });
-    await expect(p.getByTestId('atlas-canvas')).toHaveAttribute('data-points', String(ROWS));
-  }
+  await createMap(ap, table, { method: 'columns', x: 'a', y: 'b' });
+  await mapDrawn(ROWS, ap, bp);
 
   // Escape while drawing a lasso: nothing is shared.
   const box = await settledClusterBox(ap, 1);

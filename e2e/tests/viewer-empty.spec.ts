@@ -2,18 +2,11 @@
  * A new workspace's viewer explains itself instead of showing a black Neuroglancer: editors get
  * the server's volumes to add in one click (for everyone), view-only people the explanation.
  */
-import { ALICE, BOB, VICTOR, expect, openWorkspace, test, uniq } from '../support/plexus.ts';
+import { expect, ownerEditorViewer, test, uniq } from '../support/plexus.ts';
 
 test('an empty viewer offers the server’s volumes; one click adds a layer for everyone; viewers only read', async ({ plexus, actor }) => {
   const { workspace } = await plexus.createWorkspace(`empty viewer ${uniq()}`, []);
-  const bobLink = await plexus.share(workspace.id, 'editor');
-  const viewLink = await plexus.share(workspace.id, 'viewer');
-  const alice = await actor(ALICE);
-  const bob = await actor(BOB);
-  const victor = await actor(VICTOR);
-  await openWorkspace(alice.page, plexus, workspace.id);
-  await openWorkspace(bob.page, plexus, workspace.id, bobLink.token);
-  await openWorkspace(victor.page, plexus, workspace.id, viewLink.token);
+  const { alice, bob, victor } = await ownerEditorViewer(plexus, actor, workspace.id);
   for (const p of [alice.page, bob.page, victor.page]) await expect(p.getByTestId('viewer-empty')).toContainText('No layers in the viewer yet');
   await expect(victor.page.getByTestId('viewer-empty-add')).toHaveCount(0);
   const add = alice.page.getByTestId('viewer-empty-add');

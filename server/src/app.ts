@@ -2,7 +2,8 @@
  * Assembles the Plexus server — wiring only: one HTTP server on one port carrying the API, the
  * volumes (/volumes, Neuroglancer precomputed), the built client (http/request-handler.ts), the
  * Hocuspocus endpoint (/collab) and the plain y-websocket endpoint (/yjs/<id>) (http/upgrade.ts),
- * the durable store, the kernels, the demo (demo-setup.ts) and an orderly shutdown.
+ * the durable store, the kernels, the demo (demo-setup.ts), the operator's side of a node (ops/:
+ * readiness, metrics, drain) and an orderly shutdown.
  * Effects: network, files, timers.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -14,8 +15,9 @@ import * as Y from 'yjs';
 import { CloseCodes } from '@plexus/shared';
 import type { ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
-import { TokenSigner, loadOrCreateSecret } from './auth/tokens.ts';
-import { WorkspaceStore } from './store/workspace-store.ts';
+import { TokenSigner } from './auth/tokens.ts';
+import type { WorkspaceStorage } from './store/storage.ts';
+import { openStorage } from './store/open-storage.ts';
 import { DurablePersistence } from './collab/persistence.ts';
 import { AccessControl } from './collab/access.ts';
 import { AwarenessGuard } from './collab/awareness-guard.ts';
@@ -30,6 +32,7 @@ import { registerServerDir } from './http/respond.ts';
 import { staticFiles } from './http/static-files.ts';
 import { fillDemo } from './demo.ts';
 import { setUpDemo } from './demo-setup.ts';
+import { demoAtlasSeeder } from './demo-atlas.ts';
 import { calciumJobs, curatedRois, tiffImports } from './analysis/wiring.ts';
 import type { CuratedRois } from './analysis/curated-rois.ts';
 import type { TiffImports } from './analysis/tiff-jobs.ts';
@@ -43,18 +46,32 @@ import { writeAgentToken } from './auth/agent-token.ts';
 import { occupiedWorkspaces } from './collab/people.ts';
 import { AgentLeases } from './collab/agent-leases.ts';
 import { Library } from './library/library-service.ts';
+import { forksWiring } from './forks/wiring.ts';
+import type { Forks } from './forks/forks.ts';
+import type { Roster, RosterTimer } from './forks/roster.ts';
 import { atlasMaps } from './atlas/wiring.ts';
+import { historyWiring, type History } from './history/wiring.ts';
+import { requester } from './http/history-api.ts';
 import type { AtlasMaps } from './atlas/atlas-maps.ts';
+import { Readiness } from './ops/readiness.ts';
+import { NodeMetrics, timeAppends } from './ops/metrics.ts';
+import { Drain, closeSockets } from './ops/drain.ts';
+import type { NodeState } from './http/ops-api.ts';
 
 export const VERSION = '0.1.0';
 /** DuckDB's memory limit for one read-only data query, description or histogram over HTTP (MB). */
 const DATA_READ_MEMORY_MB = 256;
+/** Longest a stopping server waits for its WebSocket peers to answer the close frame before cutting them. */
+const SOCKET_CLOSE_MS = 2000;
+/** A workspace id that never exists: the storage readiness check looks it up (a trivial query). */
+const READY_PROBE_ID = '_plexus_ready_probe';
 
 export interface PlexusServer {
   config: ServerConfig;
   url: string;
   port: number;
-  store: WorkspaceStore;
+  /** Workspaces, update log, snapshots, forks: SQLite, or Postgres with `PLEXUS_DATABASE_URL` (store/open-storage.ts). */
+  store: WorkspaceStorage;
   hocuspocus: Hocuspocus;
   signer: TokenSigner;
   workspaces: Workspaces;
@@ -78,10 +95,26 @@ export interface PlexusServer {
   agentLeases: AgentLeases;
   /** The method library of every workspace. */
   library: Library;
+  /** Forks and hand-outs (forks/forks.ts), and the rosters of hand-outs (forks/roster.ts). */
+  forks: Forks;
+  roster: Roster;
   /** The atlas's maps: coordinates and selection tables (null without a kernel). */
   atlas: AtlasMaps | null;
-  /** Flushes everything to storage and stops. */
+  /** Checkpoints and the attribution journal (history/). */
+  history: History;
+  /** This node's id (`PLEXUS_NODE_ID`): in every log line, health, readiness and metric. */
+  nodeId: string;
+  /** The checks of `GET /api/ready` (storage; add e.g. Redis where it is wired). */
+  readiness: Readiness;
+  /** What `GET /metrics` exposes. */
+  metrics: NodeMetrics;
+  /** Flushes everything to storage and stops; open WebSockets are closed with 1012 server-draining. */
   close(): Promise<void>;
+  /**
+   * Graceful stop (SIGTERM): refuses new clients (`/api/ready` 503 draining, new WebSockets closed
+   * with 1012), waits for the HTTP requests in flight (at most `PLEXUS_DRAIN_MS`), then `close()`.
+   */
+  drain(): Promise<void>;
 }
 
 /**
@@ -109,17 +142,35 @@ export interface ServerHooks {
   wrapJobSpec?: (spec: CalciumJobSpec) => CalciumJobSpec;
   /** Adjusts a TIFF import's spec before it runs: tests hold an import at a frame until they stop it. */
   wrapImportSpec?: (spec: TiffImportSpec) => TiffImportSpec;
+  /** Schedules the roster's pushes (tests see the delay a fork's change waits before it reaches the roster). */
+  rosterTimer?: RosterTimer;
 }
 
 /** Starts a server; resolves once it listens. */
 export async function startServer(config: ServerConfig, hooks: ServerHooks = {}): Promise<PlexusServer> {
-  const log = createLogger(config.logLevel, { svc: 'plexus' });
+  const log = createLogger(config.logLevel, { svc: 'plexus', node: config.ops.nodeId });
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const secret = config.secret ? Buffer.from(config.secret, 'utf8') : loadOrCreateSecret(config.dataDir);
+  const storage = await openStorage(config, log);
+  const store = storage.store;
+  const secret = config.secret ? Buffer.from(config.secret, 'utf8') : await storage.tokenSecret();
   const signer = new TokenSigner(secret);
-  const store = new WorkspaceStore(path.join(config.dataDir, 'plexus.db'), { background: true });
   const guard = new AwarenessGuard();
   const persistence = new DurablePersistence(store, log, { compactEvery: config.compactEvery, compactIdleMs: config.compactIdleMs });
+  // The operator's side: readiness checks, metrics (the store's appends timed), the drain state.
+  const readiness = new Readiness([{ name: 'storage', check: () => store.get(READY_PROBE_ID) }]);
+  const drainState = new Drain();
+  const metrics = new NodeMetrics(config.ops.nodeId, {
+    version: VERSION,
+    hocuspocus: (): Hocuspocus => hocuspocus,
+    sockets: () => wss.clients,
+    ywsPeers: (id) => bridge.peerCount(id),
+    ywsKinds: () => bridge.kinds(),
+    kernelsRunning: () => kernels?.running ?? 0,
+    httpInFlight: () => drainState.requestsInFlight,
+    accepting: () => nodeState() === 'accepting',
+    draining: () => drainState.draining,
+  });
+  timeAppends(store, metrics.onAppend);
   const kernels = config.kernel
     ? new KernelManager({
         dataDir: config.dataDir,
@@ -149,6 +200,10 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   };
   // The method library: the shipped notes join each workspace when it loads (library-service.ts).
   const library: Library = new Library({ hocuspocus: (): Hocuspocus => hocuspocus, dataDir: config.dataDir, log });
+  // Forks and hand-outs; the roster follows loaded hand-out forks into their sources (forks/).
+  const forking = forksWiring({ config, store, hocuspocus: (): Hocuspocus => hocuspocus, signer, log, kernels, copyFiles: (from, to) => library.copyWorkspace(from, to), timer: hooks.rosterTimer });
+  // History: who changed what in each loaded document, and its checkpoints (history/).
+  const history = historyWiring({ config, store: storage.history, hocuspocus: (): Hocuspocus => hocuspocus, log });
   // The atlas: maps' coordinates and selection tables follow each loaded document (atlas/atlas-maps.ts).
   const atlas = kernels ? atlasMaps({ config, hocuspocus: (): Hocuspocus => hocuspocus, kernels, log }) : null;
   const hocuspocus: Hocuspocus = new Hocuspocus({
@@ -158,7 +213,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     // Storage is our write-ahead log, not Hocuspocus' debounced store: unload as soon as possible.
     debounce: 0,
     unloadImmediately: true,
-    extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), ...(atlas ? [atlas.extension] : []), library.extension],
+    extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), ...(atlas ? [atlas.extension] : []), library.extension, forking.roster.extension, history.attribution.extension, history.checkpoints.extension, metrics.extension],
   });
   // Error bodies never name these (http/respond.ts redacts them; any other absolute path too).
   registerServerDir(config.dataDir, '<data dir>');
@@ -168,10 +223,12 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const workspaces = new Workspaces(store, hocuspocus, persistence);
   const agentLeases = new AgentLeases();
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
-  workspaces.onDelete = (id) => {
+  workspaces.onDelete = async (id) => {
     bridge.closeAll(id, CloseCodes.NotFound);
     void kernels?.stop(id);
     library.deleteWorkspace(id);
+    await forking.deleted(id);
+    await history.deleted(id);
   };
   workspaces.seed = (doc) => library.seed(doc);
   workspaces.onDuplicate = (from, to) => library.copyWorkspace(from, to);
@@ -186,19 +243,31 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const recordings = tiffImports({ config, hocuspocus, volumes, log, wrapSpec: hooks.wrapImportSpec });
   const cellJobs = cellJobCaller(() => jobs, hocuspocus, volumes);
   const stopGenerating = new AbortController();
-  setUpDemo({ config, store, workspaces, volumes, log, signal: stopGenerating.signal });
+  const demoSeeding = (await setUpDemo({ config, store, workspaces, volumes, log, signal: stopGenerating.signal, atlas: kernels ? demoAtlasSeeder({ config, hocuspocus, kernels }) : null })).settled;
 
   let ready = false;
+  let closing: Promise<void> | null = null;
+  const nodeState = (): NodeState => (closing ? 'stopping' : !ready ? 'starting' : drainState.draining ? 'draining' : 'accepting');
   const started = Date.now();
   const serveClient = staticFiles(config.clientDir);
   const publicUrl = (req: IncomingMessage) => config.publicUrl ?? `http://${req.headers.host ?? `localhost:${config.port}`}`;
   const volumeRoute = { volumes, signer, log, public: config.publicVolumes, corsOrigins: config.volumesCorsOrigins, publicUrl };
   const volumeApi = { volumes, maxSampleVoxels: config.maxSampleVoxels, publicUrl };
-  const http: Server = createServer(
+  const http: Server = createServer(drainState.track(
     requestHandler({
       api: {
-        signer, workspaces, log, store, agentLeases, volumeApi, library, version: VERSION, started, publicUrl,
+        signer, workspaces, log, store, agentLeases, volumeApi, library, version: VERSION, started, publicUrl, nodeId: config.ops.nodeId, isDraining: () => drainState.draining,
+        forks: {
+          forks: forking.forks, publicUrl,
+          checkpoint: async (ws, cid) => {
+            const state = await history.checkpoints.state(ws, cid);
+            return state && { state };
+          },
+        },
+        history: { hocuspocus, store: history.store, checkpoints: history.checkpoints, attribution: history.attribution },
         dataDir: config.dataDir,
+        // Embeddings maps need the service and the kernel (a map's tables are kernel tables).
+        atlas: { embeddings: config.embeddings && kernels ? { model: config.embeddings.model } : null },
         shareLinkDays: config.shareLinkDays,
         openDocuments: () => hocuspocus.getDocumentsCount(),
         isReady: () => ready,
@@ -207,18 +276,20 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
           hocuspocus, kernels, jobs, recordings,
           upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
           dataReads: { timeoutMs: config.dataQueryTimeoutMs, memoryMb: DATA_READ_MEMORY_MB },
+          beforeImport: (ws, claims, file) => history.checkpoints.create(ws, { kind: 'import', by: requester(claims, undefined), label: `Before importing ${file}`.slice(0, 200) }),
         },
       },
+      ops: { nodeId: config.ops.nodeId, state: nodeState, readiness, metrics, metricsToken: config.ops.metricsToken, log },
       volumes: volumeRoute,
       serveClient,
       log,
     }),
-  );
+  ));
 
   // PlexusSocket: an oversized message closes with 4413 message-too-large (ws itself says 1009).
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes, perMessageDeflate: false, WebSocket: PlexusSocket });
 
-  http.on('upgrade', upgradeHandler({ hocuspocus, signer, guard, log, wss, store, bridge, isReady: () => ready }));
+  http.on('upgrade', upgradeHandler({ hocuspocus, signer, guard, log, wss, store, bridge, isReady: () => ready, isDraining: () => drainState.draining }));
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -232,26 +303,37 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const ownerToken = signer.sign({ ws: '*', role: 'owner', sub: 'local-owner', ttlSeconds: config.ownerTokenDays * 86400 });
   log.info('listening', { url, dataDir: config.dataDir, clientBuilt: serveClient !== null });
 
-  let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
       ready = false;
       log.info('shutting down: flushing documents');
       stopGenerating.abort();
+      await demoSeeding;
       await jobs?.close().catch((e) => log.error('stopping analysis jobs failed', { err: e }));
       await curated?.closeAll();
       await atlas?.close().catch((e) => log.error('stopping atlas maps failed', { err: e }));
       await recordings.close().catch((e) => log.error('stopping TIFF imports failed', { err: e }));
+      forking.roster.close();
       await kernels?.closeAll().catch((e) => log.error('stopping kernels failed', { err: e }));
       http.close();
-      bridge.closeAll(null, { code: 1001, reason: 'server-shutting-down' });
-      hocuspocus.closeConnections();
-      for (const ws of wss.clients) ws.terminate();
-      const failed = persistence.flushAll();
+      // Every WebSocket (both endpoints) is told to reconnect: frames arriving after the close
+      // frame are not applied, and their senders send them again wherever they reconnect.
+      const socketsClosed = closeSockets(wss.clients, CloseCodes.ServerDraining, SOCKET_CLOSE_MS);
+      const failed = await persistence.flushAll();
       if (failed.length) log.error('could not flush some workspaces; their last changes are in the update log', { failed });
-      store.close();
+      await history.close().catch((e) => log.error('closing the history store failed', { err: e }));
+      await store.close();
+      await socketsClosed;
       log.info('stopped');
     })());
+  let draining: Promise<void> | null = null;
+  const drain = () =>
+    (draining ??= (async () => {
+      log.info('draining: refusing new clients', { inFlight: drainState.requestsInFlight, limitMs: config.ops.drainMs });
+      const unfinished = await drainState.start(config.ops.drainMs);
+      if (unfinished > 0) log.warn('drain limit reached: stopping with HTTP requests in flight', { unfinished, limitMs: config.ops.drainMs });
+      await close();
+    })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, agentLeases, library, atlas, close };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, agentLeases, library, atlas, forks: forking.forks, roster: forking.roster, history, nodeId: config.ops.nodeId, readiness, metrics, close, drain };
 }

@@ -2,11 +2,15 @@
 import path from 'node:path';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT } from '@plexus/shared';
 import type { DemoOptions } from './volumes/demo/demo-dataset.ts';
+import type { EmbeddingsConfig } from './atlas/embeddings.ts';
+import { loadOpsConfig, type OpsConfig } from './ops/ops-config.ts';
 
 export interface ServerConfig {
   port: number;
   host: string;
   dataDir: string;
+  /** `PLEXUS_DATABASE_URL`: store everything in this Postgres database (store/open-storage.ts); null: SQLite in dataDir. */
+  databaseUrl: string | null;
   /** HMAC secret for tokens; when undefined a key is generated into dataDir/secret.key. */
   secret?: string;
   maxMessageBytes: number;
@@ -25,6 +29,8 @@ export interface ServerConfig {
   compactEvery: number;
   /** Idle time after the last update before a snapshot is written (ms). */
   compactIdleMs: number;
+  /** An automatic checkpoint at most this often while a workspace changes (ms; 0 turns them off). */
+  checkpointActivityMs: number;
   /** Serve /volumes without a token. */
   publicVolumes: boolean;
   /** Origins allowed to read /volumes cross-origin (`*` = any); empty = same origin only. */
@@ -62,6 +68,10 @@ export interface ServerConfig {
   agent: boolean;
   /** The agent's name, in its token (`PLEXUS_AGENT_NAME`, as the agent reads it): the server stamps it on its presence. */
   agentName?: string;
+  /** The OpenAI-compatible embedding service of embeddings maps (`PLEXUS_EMBEDDINGS_URL`, …); null: none, text maps are TF-IDF only. */
+  embeddings: EmbeddingsConfig | null;
+  /** Running as a node: its id, the SIGTERM drain's bound, the `/metrics` token (ops/ops-config.ts). */
+  ops: OpsConfig;
 }
 
 function int(v: string | undefined, dflt: number, name: string): number {
@@ -69,6 +79,59 @@ function int(v: string | undefined, dflt: number, name: string): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${v}"`);
   return n;
+}
+
+/** The agent's endpoint when OPENAI_BASE_URL is not set (the `openai` client's default). */
+const OPENAI_URL = 'https://api.openai.com/v1';
+
+/**
+ * The embedding service, when PLEXUS_EMBEDDINGS_URL names one. Its key is PLEXUS_EMBEDDINGS_KEY or,
+ * when the service is on the agent's endpoint (same origin as OPENAI_BASE_URL, or OpenAI's), the
+ * agent's OPENAI_API_KEY — never sent to another host. No key: requests go without one (local
+ * services).
+ */
+function embeddingsConfig(env: NodeJS.ProcessEnv): EmbeddingsConfig | null {
+  const raw = env.PLEXUS_EMBEDDINGS_URL?.trim();
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`PLEXUS_EMBEDDINGS_URL must be the base URL of an OpenAI-compatible API (e.g. ${OPENAI_URL}), got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`PLEXUS_EMBEDDINGS_URL must be an http(s) URL, got "${url.protocol}"`);
+  if (url.username || url.password) throw new Error('PLEXUS_EMBEDDINGS_URL must not hold credentials: put the key in PLEXUS_EMBEDDINGS_KEY');
+  const origin = (u: string) => {
+    try {
+      return new URL(u).origin;
+    } catch {
+      return null;
+    }
+  };
+  const agentKey = origin(env.OPENAI_BASE_URL || OPENAI_URL) === url.origin ? env.OPENAI_API_KEY : undefined;
+  return {
+    baseURL: raw.replace(/\/+$/, ''),
+    model: env.PLEXUS_EMBEDDINGS_MODEL?.trim() || 'text-embedding-3-small',
+    apiKey: env.PLEXUS_EMBEDDINGS_KEY || agentKey || null,
+    batchSize: Math.min(2048, Math.max(1, int(env.PLEXUS_EMBEDDINGS_BATCH, 128, 'PLEXUS_EMBEDDINGS_BATCH'))),
+    maxInputChars: Math.max(1, int(env.PLEXUS_EMBEDDINGS_MAX_CHARS, 8000, 'PLEXUS_EMBEDDINGS_MAX_CHARS')),
+    timeoutMs: Math.max(1, int(env.PLEXUS_EMBEDDINGS_TIMEOUT_MS, 60_000, 'PLEXUS_EMBEDDINGS_TIMEOUT_MS')),
+    maxRows: int(env.PLEXUS_EMBEDDINGS_MAX_ROWS, 50_000, 'PLEXUS_EMBEDDINGS_MAX_ROWS'),
+  };
+}
+
+/** `PLEXUS_DATABASE_URL`, checked: a `postgres://` or `postgresql://` URL, or unset. */
+function databaseUrl(raw: string | undefined): string | null {
+  const v = raw?.trim();
+  if (!v) return null;
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new Error('PLEXUS_DATABASE_URL must be a Postgres URL (postgres://user:password@host:5432/database)');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Error(`PLEXUS_DATABASE_URL must be a postgres:// URL, got "${url.protocol}"`);
+  return v;
 }
 
 /** Reads the configuration from `env` (process.env by default). Throws a clear error on bad values. */
@@ -80,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     port: int(env.PORT, DEFAULT_PORT, 'PORT'),
     host: env.HOST ?? '127.0.0.1',
     dataDir: path.resolve(env.PLEXUS_DATA_DIR ?? './data'),
+    databaseUrl: databaseUrl(env.PLEXUS_DATABASE_URL),
     secret: env.PLEXUS_SECRET || undefined,
     maxMessageBytes: int(env.PLEXUS_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_BYTES, 'PLEXUS_MAX_MESSAGE_BYTES'),
     publicUrl: env.PLEXUS_PUBLIC_URL || undefined,
@@ -90,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: level,
     compactEvery: int(env.PLEXUS_COMPACT_EVERY, 1000, 'PLEXUS_COMPACT_EVERY'),
     compactIdleMs: int(env.PLEXUS_COMPACT_IDLE_MS, 5000, 'PLEXUS_COMPACT_IDLE_MS'),
+    checkpointActivityMs: int(env.PLEXUS_CHECKPOINT_MINUTES, 5, 'PLEXUS_CHECKPOINT_MINUTES') * 60_000,
     publicVolumes: env.PLEXUS_PUBLIC_VOLUMES === '1',
     volumesCorsOrigins: (env.PLEXUS_VOLUMES_CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     maxSampleVoxels: int(env.PLEXUS_MAX_SAMPLE_VOXELS, 64 * 1024 * 1024, 'PLEXUS_MAX_SAMPLE_VOXELS'),
@@ -109,6 +174,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     dataQueryTimeoutMs: int(env.PLEXUS_DATA_QUERY_TIMEOUT_MS, 10_000, 'PLEXUS_DATA_QUERY_TIMEOUT_MS'),
     agent: env.PLEXUS_AGENT !== '0',
     agentName: env.PLEXUS_AGENT_NAME?.trim() || undefined,
+    embeddings: embeddingsConfig(env),
+    ops: loadOpsConfig(env),
     ...overrides,
   };
 }

@@ -9,7 +9,9 @@ import { DEMO_DATASET } from './volumes/demo/demo-dataset.ts';
 
 const FRAME_S = 1 / 30;
 const UM: [number, string] = [1e-6, 'm'];
-const src = (layer: string) => `precomputed://plexus://volumes/${DEMO_DATASET}/${layer}`;
+/** The portable source URL of a layer of the demo dataset. */
+export const demoLayerSource = (layer: string): string => `precomputed://plexus://volumes/${DEMO_DATASET}/${layer}`;
+const src = demoLayerSource;
 /** The movie's z (frames) becomes a time axis `t`, in seconds per frame. */
 const movieTransform = { outputDimensions: { x: UM, y: UM, t: [FRAME_S, 's'] } };
 /** Projections and labels are one plane whose z spans the whole recording (30 s). */

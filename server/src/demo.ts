@@ -7,6 +7,8 @@ import { createCell, postMessage, serverOrigin } from '@plexus/shared';
 import { fillDemoViewer } from './demo-viewer.ts';
 
 export const DEMO_WORKSPACE_ID = 'demo';
+/** The demo's table of ground-truth neurons (registered with its map by demo-atlas.ts once the dataset exists). */
+export const DEMO_NEURONS_TABLE = 'demo_neurons';
 
 /**
  * The calcium analysis of the demo recording, cell by cell: start the job, follow it, then read
@@ -53,6 +55,35 @@ function fillDemoAnalysis(doc: Y.Doc, o: ReturnType<typeof serverOrigin>, author
   ]);
   md('### How good is it?\n\nThe demo recording is simulated, so the truth is known: the next cell matches the ROIs with the true cells (IoU ≥ 0.5) and compares traces and spikes. ROIs people deleted in the *Analyses* panel are left out.');
   js(["const evaluation = await calcium.evaluate(job, { truth: 'calcium-demo' });", 'evaluation']);
+}
+
+/**
+ * The atlas, explained on the demo's own map of its ground-truth neurons (demo-atlas.ts makes the
+ * table and the map): how to open and brush it, the selection as a table that an SQL cell reads
+ * (the next cell, which re-runs for everyone at each brush), the neurons lighting up in the
+ * viewer, categories and the agent.
+ */
+function fillDemoAtlas(doc: Y.Doc, o: ReturnType<typeof serverOrigin>, author: string): void {
+  const table = DEMO_NEURONS_TABLE;
+  createCell(doc, {
+    kind: 'markdown', author,
+    source: [
+      '## Atlas: brush a map of the neurons together',
+      '',
+      `The table \`${table}\` is the simulator's ground truth: one row per neuron of the recording, with its centroid, area, SNR, spike count, firing rate and peak SNR. The **Atlas** is a shared 2-D map of a table's rows, computed on the server: the map *Demo neurons* places the neurons by a UMAP of five activity features (similar neurons sit together), coloured by firing rate, with its clusters labelled.`,
+      '',
+      '- **Open it**: *Atlas* in the header. *+ New map* maps any table: two columns as x and y, PCA or UMAP of numeric columns, or TF-IDF of a text column.',
+      "- **Brush**: pick *Lasso* or *Rectangle* (or Shift+drag) and draw around some points. The selection is everyone's: all see it, and *Clear* (or Delete) clears it for everyone.",
+      `- **Read it in SQL**: the selected rows are the table \`${table}_map_selection\` (\`row\`, \`x\`, \`y\` and every column of \`${table}\`). The next cell reads it and runs again for everyone whenever someone brushes.`,
+      "- **See them in the viewer**: the neurons you select light up in the viewer (orange; a highlighted category magenta) on the layer *Atlas: Demo neurons*, over their footprints. A map of an analysis's ROI table (`calcium_demo_rois`, once the analysis above ran) does the same with its ROIs; ROIs deleted in *Analyses* stay hidden.",
+      '- **Categories**: *Save as category* names the selection with a note; *Show on map* highlights a saved category for everyone (in the viewer too).',
+      '- **Ask the agent**: "@agent what tells the clusters of the Demo neurons map apart?" It explores the map, highlights rows and answers with category cards.',
+    ].join('\n'),
+  }, o);
+  createCell(doc, {
+    kind: 'sql', author, name: 'selected_neurons',
+    source: `SELECT count(*) AS neurons, sum(silent) AS silent, round(avg(rate_hz), 2) AS mean_rate_hz, round(avg(snr), 1) AS mean_snr\nFROM ${table}_map_selection`,
+  }, o);
 }
 
 /** Fills a fresh workspace document with the demo content. */
@@ -107,6 +138,7 @@ export function fillDemo(doc: Y.Doc): void {
     ].join('\n'),
   }, o);
   fillDemoAnalysis(doc, o, author);
+  fillDemoAtlas(doc, o, author);
   fillDemoViewer(doc);
   postMessage(doc, {
     author: { id: 'plexus', name: 'Plexus', kind: 'system' },

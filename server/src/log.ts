@@ -1,4 +1,8 @@
-/** Structured logs: one JSON object per line on stdout (stderr for warn/error). Effects: writes. */
+/**
+ * Structured logs: one JSON object per line on stdout (stderr for warn/error) — the only format, so
+ * a collector needs no parsing rules. The server's lines carry `svc` and `node` (PLEXUS_NODE_ID,
+ * app.ts) besides `t`, `level` and `msg`. Effects: writes.
+ */
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 export type LogLevel = keyof typeof LEVELS;
 

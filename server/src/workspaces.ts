@@ -7,7 +7,7 @@
 import type { Hocuspocus } from '@hocuspocus/server';
 import * as Y from 'yjs';
 import { initWorkspace, newWorkspaceId, serverOrigin, setTitle, isWorkspaceId, CloseCodes } from '@plexus/shared';
-import type { WorkspaceRecord, WorkspaceStore } from './store/workspace-store.ts';
+import type { Awaitable, WorkspaceRecord, WorkspaceStorage } from './store/storage.ts';
 import type { DurablePersistence } from './collab/persistence.ts';
 
 export class WorkspaceError extends Error {
@@ -20,7 +20,8 @@ export class WorkspaceError extends Error {
   }
 }
 
-const cleanName = (name: unknown, fallback: string): string => {
+/** A workspace name as given (trimmed), or `fallback` when none was; throws a 400 for a bad one. */
+export const cleanName = (name: unknown, fallback: string): string => {
   if (name === undefined || name === null) return fallback;
   if (typeof name !== 'string') throw new WorkspaceError(400, 'bad-name', 'name must be a string');
   const n = name.trim();
@@ -30,47 +31,47 @@ const cleanName = (name: unknown, fallback: string): string => {
 };
 
 export class Workspaces {
-  /** Called when a workspace is deleted (the y-websocket bridge closes its peers). */
-  onDelete?: (id: string) => void;
+  /** Called when a workspace is deleted, before its storage goes (the y-websocket bridge closes its peers). */
+  onDelete?: (id: string) => Awaitable<void>;
   /** Adds what every new workspace starts with (the shipped method notes), with a server origin. */
   seed?: (doc: Y.Doc) => void;
   /** Called once a workspace was duplicated (its library files are copied). */
   onDuplicate?: (from: string, to: string) => void;
 
   constructor(
-    private readonly store: WorkspaceStore,
+    private readonly store: WorkspaceStorage,
     private readonly hocuspocus: Hocuspocus,
     private readonly persistence: DurablePersistence,
   ) {}
 
-  list(): WorkspaceRecord[] {
+  async list(): Promise<WorkspaceRecord[]> {
     return this.store.list();
   }
 
-  get(id: string): WorkspaceRecord {
-    const rec = isWorkspaceId(id) ? this.store.get(id) : undefined;
+  async get(id: string): Promise<WorkspaceRecord> {
+    const rec = isWorkspaceId(id) ? await this.store.get(id) : undefined;
     if (!rec) throw new WorkspaceError(404, 'not-found', `workspace ${id} does not exist`);
     return rec;
   }
 
   /** Creates a workspace; `fill` may add initial content (with a server origin). */
-  create(input: { name?: unknown; id?: string; fill?: (doc: Y.Doc) => void }): WorkspaceRecord {
+  async create(input: { name?: unknown; id?: string; fill?: (doc: Y.Doc) => void }): Promise<WorkspaceRecord> {
     const name = cleanName(input.name, 'Untitled workspace');
     const id = input.id ?? newWorkspaceId();
     if (!isWorkspaceId(id)) throw new WorkspaceError(400, 'bad-id', 'workspace id may use letters, digits, _ and - only');
-    if (this.store.get(id)) throw new WorkspaceError(409, 'exists', `workspace ${id} already exists`);
+    if (await this.store.get(id)) throw new WorkspaceError(409, 'exists', `workspace ${id} already exists`);
     const doc = new Y.Doc();
     initWorkspace(doc, { title: name }, serverOrigin('create'));
     this.seed?.(doc);
     input.fill?.(doc);
-    const rec = this.store.create({ id, name, state: Y.encodeStateAsUpdate(doc) });
+    const state = Y.encodeStateAsUpdate(doc);
     doc.destroy();
-    return rec;
+    return this.store.create({ id, name, state });
   }
 
   /** Copies a workspace's current content (live state if loaded) into a new workspace. */
   async duplicate(id: string, name?: unknown): Promise<WorkspaceRecord> {
-    const src = this.get(id);
+    const src = await this.get(id);
     const conn = await this.hocuspocus.openDirectConnection(id);
     let state: Uint8Array;
     try {
@@ -82,24 +83,25 @@ export class Workspaces {
     const doc = new Y.Doc();
     Y.applyUpdate(doc, state, serverOrigin('duplicate'));
     setTitle(doc, copyName, serverOrigin('duplicate'));
-    const rec = this.store.create({ id: newWorkspaceId(), name: copyName, state: Y.encodeStateAsUpdate(doc) });
+    const copy = Y.encodeStateAsUpdate(doc);
     doc.destroy();
+    const rec = await this.store.create({ id: newWorkspaceId(), name: copyName, state: copy });
     this.onDuplicate?.(id, rec.id);
     return rec;
   }
 
   /** Renames: writes `meta.title` in the document (the registry follows the document). */
   async rename(id: string, name: unknown): Promise<WorkspaceRecord> {
-    this.get(id);
+    await this.get(id);
     const clean = cleanName(name, '');
     await this.change(id, (doc) => setTitle(doc, clean, serverOrigin('rename')));
-    this.store.rename(id, clean);
+    await this.store.rename(id, clean);
     return this.get(id);
   }
 
   /** Runs `fn` on the live document of a workspace (loading it if needed); `fn` passes its own origin. */
   async change(id: string, fn: (doc: Y.Doc) => void): Promise<void> {
-    this.get(id);
+    await this.get(id);
     const conn = await this.hocuspocus.openDirectConnection(id);
     try {
       await conn.transact(fn);
@@ -109,12 +111,12 @@ export class Workspaces {
   }
 
   /** Deletes a workspace: closes its connections and removes it from storage. */
-  delete(id: string): void {
-    this.get(id);
+  async delete(id: string): Promise<void> {
+    await this.get(id);
     this.persistence.forget(id);
     const doc = this.hocuspocus.documents.get(id);
     doc?.connections.forEach((_c, connection) => connection.close(CloseCodes.NotFound));
-    this.onDelete?.(id);
-    this.store.delete(id);
+    await this.onDelete?.(id);
+    await this.store.delete(id);
   }
 }

@@ -22,6 +22,11 @@ export interface TokenClaims {
   sub: string;
   /** Display name suggested by the token (people may change theirs locally). */
   name?: string;
+  /**
+   * A hand-out link (forks/): grants no access to workspace `ws` itself, only the right to get
+   * one's own fork of it (`POST /api/workspaces/<ws>/fork`).
+   */
+  handout?: true;
   /** Issued at / expires at, seconds since the epoch. */
   iat: number;
   exp: number;
@@ -48,6 +53,12 @@ export const CloseCodes = {
   SchemaViolation: { code: 4423, reason: 'schema-violation' },
   StorageUnavailable: { code: 4503, reason: 'storage-unavailable' },
   LoadFailed: { code: 4500, reason: 'load-failed' },
+  /**
+   * The node is draining (SIGTERM) or stopping: reconnect, through the load balancer to another
+   * node, or to this one once it is back. WebSocket's own 1012 "service restart", which every
+   * stock client (Hocuspocus provider, y-websocket) answers by reconnecting; nothing is lost.
+   */
+  ServerDraining: { code: 1012, reason: 'server-draining' },
 } as const satisfies Record<string, { code: number; reason: string }>;
 export type CloseCode = (typeof CloseCodes)[keyof typeof CloseCodes];
 

@@ -15,6 +15,8 @@
  * | data     | Y.Map<name, object>| registry of uploaded tables (notebook/data.ts)                 |
  * | kernel   | Y.Map              | kernel commands and status (notebook/runs.ts)                 |
  * | jobs     | Y.Map<id, Y.Map>   | long analyses run by the server (analysis/jobs.ts)            |
+ * | checkpoints | Y.Map<id, object> | records of stored checkpoints (history/checkpoints.ts)     |
+ * | classroom | Y.Map            | a fork's raised hand, a hand-out's roster of forks (forks/forks.ts) |
  */
 import * as Y from 'yjs';
 import type { Origin } from './origin.ts';
@@ -34,6 +36,8 @@ export const ROOTS = {
   jobs: 'jobs',
   library: 'library',
   atlas: 'atlas',
+  checkpoints: 'checkpoints',
+  classroom: 'classroom',
 } as const;
 
 /** Typed access to the roots of a workspace document (creating a root is free and idempotent). */
@@ -49,6 +53,8 @@ export function roots(doc: Y.Doc) {
     jobs: doc.getMap<Y.Map<unknown>>(ROOTS.jobs),
     library: doc.getMap<unknown>(ROOTS.library),
     atlas: doc.getMap<Y.Map<unknown>>(ROOTS.atlas),
+    checkpoints: doc.getMap<unknown>(ROOTS.checkpoints),
+    classroom: doc.getMap<unknown>(ROOTS.classroom),
   };
 }
 

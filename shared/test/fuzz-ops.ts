@@ -105,6 +105,8 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
       default: return { type: 'delete_cell', cellId: someCell(doc), source: '' };
     }
   };
+  /** Copies of a replica's state taken by `checkpoint`, for `restore`. */
+  const pasts: Y.Doc[] = [];
   const execs = new Map<Y.Doc, Y.Map<unknown>[]>();
   const someExec = (doc: Y.Doc) => {
     const list = execs.get(doc) ?? [];
@@ -438,6 +440,21 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
       const maps = S.listAtlasMaps(doc);
       if (maps.length) S.setAtlasCoords(doc, rng.pick(maps).id, { status: rng.pick(['queued', 'running', 'done', 'error'] as const), points: rng.int(99), at: 1 }, o);
     }),
+    // The map's table of ROIs, its segmentation layer, and the ROIs of its chosen rows in the viewer (the server).
+    server('mapRoiTable', 0.5, (doc, o) => {
+      if (rng.bool()) S.registerTable(doc, { name: 'rois', fileName: 'rois.csv', format: 'csv', columns: [{ name: 'id', type: 'BIGINT' }, { name: 'a', type: 'DOUBLE' }], rows: 9, bytes: 1, storedBytes: 1, uploadedBy: { id: 'u0' }, created: 1, segmentSource: 'precomputed://seg' }, o);
+      else if (!S.layerNames(doc).includes('seg')) S.addLayer(doc, { type: 'segmentation', source: 'precomputed://seg', name: 'seg' }, o);
+    }),
+    server('mapViewer', 1, (doc, o) => {
+      const maps = S.listAtlasMaps(doc);
+      if (!maps.length) return;
+      const m = rng.pick(maps);
+      S.writeAtlasViewer(doc, m.id, { selection: [1 + rng.int(5), 1 + rng.int(5)], highlight: rng.bool() ? [1 + rng.int(5)] : [] }, S.atlasViewerBasis(doc, m.id)!, o);
+    }),
+    person('pruneMapViewers', 0.5, (doc, o) => {
+      const deleted = 1 + rng.int(5);
+      S.pruneAtlasViewers(doc, 'precomputed://seg', (id) => id !== deleted, o);
+    }),
     person('tagCell', 1, (doc, o) => void S.setCellTags(doc, someCell(doc), rng.bool() ? ['note'] : [], o)),
     server('registerLibraryDoc', 1, (doc, o) =>
       S.registerLibraryDoc(doc, { id: ctx.id('lib'), name: `${rng.string(5)}.md`, format: rng.pick(['md', 'txt', 'pdf'] as const), chars: rng.int(999), passages: rng.int(9), bytes: rng.int(999), uploadedBy: null, builtin: rng.bool(), created: 1 }, o)),
@@ -446,6 +463,48 @@ export function fuzzOperations(ctx: FuzzContext): FuzzOp[] {
       if (docs.length) S.removeLibraryDoc(doc, rng.pick(docs).id, o);
     }),
     person('setTitle', 1, (doc, o) => S.setTitle(doc, 'Title ' + rng.string(4, 'xyz'), o)),
+    // ---- history: checkpoints (the server records them), restores as changes (people)
+    server('checkpoint', 0.5, (doc, o) => {
+      const past = new Y.Doc();
+      Y.applyUpdate(past, Y.encodeStateAsUpdate(doc));
+      pasts.push(past);
+      S.putCheckpoint(doc, { id: ctx.id('cp'), label: rng.string(5), kind: rng.pick(S.CHECKPOINT_KINDS), by: { id: 'u0', kind: 'person' }, at: rng.int(99), bytes: rng.int(999), cells: S.listCells(past).length }, o);
+    }),
+    server('forgetCheckpoint', 0.6, (doc, o) => {
+      const list = S.listCheckpoints(doc);
+      if (list.length) S.removeCheckpoints(doc, [rng.pick(list).id], o);
+    }),
+    person('restore', 1, (doc, o) => {
+      if (!pasts.length) return;
+      const past = rng.pick(pasts);
+      const cell = S.listCells(past)[0] ?? S.listCells(doc)[0];
+      const scope: S.RestoreScope = rng.pick<S.RestoreScope>([{ what: 'all' }, { what: 'notebook' }, { what: 'viewer' }, ...(cell ? [{ what: 'cell' as const, id: cell.id }] : [])]);
+      const r = S.restoreCheckpoint(doc, past, scope, o);
+      r.cellsRemoved.forEach((id) => ctx.deleted.add(id));
+      if (r.cellsAdded.length || r.cellsRemoved.length) ctx.undid = true; // cells come back and go, as with undo
+      if (scope.what === 'notebook' || scope.what === 'all') {
+        const ids = (d: Y.Doc) => S.listCells(d).map((c) => c.id).join();
+        if (ids(doc) !== ids(past)) ctx.fail(`a restore left cells ${ids(doc)}, the checkpoint has ${ids(past)}`);
+        for (const c of S.listCells(past)) if (c.kind !== 'markdown' && S.cellSource(S.getCell(doc, c.id)!) !== S.cellSource(c)) ctx.fail(`a restore left cell ${c.id} unlike the checkpoint`);
+      }
+    }),
+    // ---- forks: a student's raised hand (people), the teacher's roster (the server)
+    person('raiseHand', 1, (doc, o, who) => S.setHand(doc, rng.bool() ? { by: `u${who}`, name: rng.string(3), at: rng.int(99) } : null, o)),
+    server('rosterEntry', 1, (doc, o) =>
+      S.setRosterEntry(doc, {
+        fork: `w${rng.int(3)}`, student: { id: `link:handout/u${rng.int(3)}` }, created: 1, active: rng.int(99), updated: rng.int(99),
+        cells: { total: 2, ran: rng.int(3), ok: rng.int(3), errors: rng.int(3), running: rng.int(2) },
+        lastError: rng.bool() ? { cellId: 'c1', index: 1, message: rng.string(6), at: 1 } : null,
+        hand: rng.bool() ? { by: 'u1', at: 1 } : null,
+      }, o)),
+    server('removeRosterEntry', 0.5, (doc, o) => void S.removeRosterEntry(doc, `w${rng.int(3)}`, o)),
+    // ---- presenter mode: people start, take over and end a presentation
+    person('present', 1, (doc, o, who) => {
+      if (rng.bool(0.6)) {
+        S.startPresenting(doc, { id: `u${who}`, name: `User ${who}` }, o, rng.int(99));
+        if (S.readPresentation(doc)?.by !== `u${who}`) ctx.fail('startPresenting did not make its caller the presenter');
+      } else if (S.stopPresenting(doc, o, rng.bool() ? `u${who}` : undefined) && S.readPresentation(doc)) ctx.fail('stopPresenting left a presentation');
+    }),
     server('registerTable', 1, (doc, o) =>
       S.registerTable(doc, { name: `t${rng.int(4)}`, fileName: 'x.csv', format: 'csv', columns: [{ name: 'a', type: 'BIGINT' }], rows: rng.int(9), bytes: 1, storedBytes: 1, uploadedBy: { id: 'u0' }, created: 1 }, o)),
     person('unregisterTable', 1, (doc, o) => void S.unregisterTable(doc, `t${rng.int(4)}`, o)),

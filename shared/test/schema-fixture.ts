@@ -35,6 +35,10 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   S.setSetting(doc, 'neuroglancerHost', 'https://example.org/', person);
   S.setSetting(doc, 'planApproval', 'wait', person);
   S.setAgentInstructions(doc, 'Use 30 Hz unless told otherwise.', person);
+  // Presenter mode: Ada presents, stops, and presents again.
+  S.startPresenting(doc, ada, person, 2);
+  S.stopPresenting(doc, person, 'u_ada');
+  S.startPresenting(doc, ada, person, 3);
 
   // Notebook: markdown, code and a named SQL cell; the code cell has run.
   S.createCell(doc, { kind: 'markdown', source: '# Title\n\nSome *text*, `code` and a [link](https://example.org).\n\n- one\n- two', author: 'u_ada', id: 'c_md' as S.CellId }, person);
@@ -94,6 +98,13 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   S.removeAtlasCategory(doc, mapId, 'gone', person);
   S.createAtlasMap(doc, { table: 'rois', method: 'pca', columns: ['a'], id: 'm_2' }, ada, person);
   S.removeAtlasMap(doc, 'm_2', person);
+  // Checkpoints (the server): one made before an agent run, one forgotten by retention; a person's restore of a cell.
+  S.putCheckpoint(doc, { id: 'cp_1', label: 'before the agent', kind: 'agent-run', by: { id: 'u_ada', name: 'Ada', kind: 'person' }, at: 20, bytes: 100, cells: 2, run: 'r_1' }, server);
+  S.putCheckpoint(doc, { id: 'cp_2', label: 'every few minutes', kind: 'activity', by: { id: 'plexus', kind: 'server' }, at: 21, bytes: 100, cells: 2 }, server);
+  S.removeCheckpoints(doc, ['cp_2'], server);
+  // A text map by the server's embedding service.
+  S.createAtlasMap(doc, { table: 'rois', method: 'embeddings', columns: ['note'], title: 'Notes', id: 'm_3' }, ada, person);
+  S.setAtlasCoords(doc, 'm_3', { status: 'running', table: 'rois_map_2', progress: { stage: 'embedding', done: 128, total: 300 }, at: 16 }, server);
   S.registerTable(doc, table('old'), server);
   S.unregisterTable(doc, 'old', person);
 
@@ -169,5 +180,34 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   S.addLayer(doc, { type: 'annotation', source: 'local://annotations', name: 'rois' }, agent);
   S.addAnnotations(doc, 'rois', [{ type: 'point', point: [1, 2, 3] }], agent);
   S.saveNamedView(doc, 'start', S.readViewerState(doc), 'u_ada', person);
+
+  // The atlas in the viewer: maps of a table whose ids name a segmentation show their selected
+  // rows' segments on a layer of their own (server); a person's ROI deletion prunes one, a person
+  // clearing the other's selection clears it.
+  const labels = 'precomputed://plexus://volumes/calcium-demo/labels';
+  S.addLayer(doc, { type: 'segmentation', source: labels, name: 'labels' }, person);
+  S.registerTable(doc, { ...table('neurons'), columns: [{ name: 'id', type: 'BIGINT' }], segmentSource: labels }, server);
+  for (const id of ['m_4', 'm_5']) {
+    S.createAtlasMap(doc, { table: 'neurons', method: 'umap', columns: [], id }, ada, person);
+    S.setAtlasSelection(doc, id, { kind: 'rect', x0: 0, y0: 0, x1: 1, y1: 1, by: 'u_ada', at: 17 }, person);
+    S.writeAtlasViewer(doc, id, { selection: [1, 2], highlight: [] }, S.atlasViewerBasis(doc, id)!, server);
+  }
+  S.pruneAtlasViewers(doc, labels, (roi) => roi !== 2, person);
+  S.setAtlasSelection(doc, 'm_5', null, person);
+  // Forks: where this one came from (server), a raised hand (a person lowers it and raises it
+  // again), and the roster of a hand-out's forks (server; one fork deleted).
+  S.setForkedFrom(doc, { workspace: 'w_source', name: 'Source', at: 17, by: { id: 'link:handout/u_ada', name: 'Ada' }, checkpoint: 'cp_1', handout: true }, server);
+  S.setHand(doc, { by: 'u_ada', name: 'Ada', at: 18 }, person);
+  S.setHand(doc, null, person);
+  S.setHand(doc, { by: 'u_ada', name: 'Ada', at: 19 }, person);
+  const entry = (fork: string): S.RosterEntry => ({
+    fork, student: { id: 'link:handout/u_bo', name: 'Bo' }, created: 20, active: 21, updated: 22,
+    cells: { total: 2, ran: 2, ok: 1, errors: 1, running: 0 },
+    lastError: { cellId: 'c_code', index: 2, message: 'ReferenceError: z is not defined', at: 21 },
+    hand: { by: 'u_bo', name: 'Bo', at: 21 },
+  });
+  S.setRosterEntry(doc, entry('w_fork'), server);
+  S.setRosterEntry(doc, entry('w_gone'), server);
+  S.removeRosterEntry(doc, 'w_gone', server);
   return doc;
 }

@@ -21,7 +21,10 @@ import type { Scenario } from '../../agent/src/scripted-llm/scenario.ts';
 export const alice = { id: 'alice', name: 'Alice' };
 export const aliceOrigin = userOrigin('alice', 'Alice');
 
-export function agentToken(server: PlexusServer): string {
+/** What the agent harness needs of a server: its URL and its token signer (an in-process PlexusServer, or a child server's URL with a signer of its secret). */
+export type AgentHost = Pick<PlexusServer, 'url' | 'signer'>;
+
+export function agentToken(server: Pick<PlexusServer, 'signer'>): string {
   return server.signer.sign({ ws: '*', role: 'service', sub: 'service:agent', name: 'Plexus agent', ttlSeconds: 3600 });
 }
 
@@ -41,7 +44,7 @@ export interface AgentOptions {
 }
 
 /** Starts the scripted model and an agent peer in workspace `ws`. */
-export async function startAgent(server: PlexusServer, ws: string, scenario: Scenario, env: Record<string, string> = {}, opts: AgentOptions = {}): Promise<AgentUnderTest> {
+export async function startAgent(server: AgentHost, ws: string, scenario: Scenario, env: Record<string, string> = {}, opts: AgentOptions = {}): Promise<AgentUnderTest> {
   const llm = await startScriptedLlm(scenario);
   const gate = opts.holdModelRequest ? await holdingProxy(llm.baseURL, opts.holdModelRequest) : null;
   const baseURL = gate?.baseURL ?? llm.baseURL;

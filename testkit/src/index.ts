@@ -5,10 +5,12 @@
  * at a known point, the kernel suite and the agent harness.
  *   wait.ts       waitFor, until, sleep
  *   dirs.ts       repoRoot, tmpDir, tempDirs
- *   plexus.ts     startTestServer, startChildServer, api, rawRequest, storedDoc, hocuspocusClient, ywsClient
+ *   plexus.ts     startTestServer, startChildServer, api, rawRequest, storedDoc(Async), sqliteStore, hocuspocusClient, ywsClient
  *   quiet-ws.ts   QuietWebSocket
  *   raw-clients.ts rawHocuspocus, rawYws, hpFrame, hpUpdate, ywsUpdate (+ roundTrip)
  *   gates.ts      Gates, gateCall, gateCallExpr, hasAllOf
+ *   postgres.ts   startPostgres (a real Postgres cluster in a temp dir), postgresBinDir
+ *   markers.ts    typeMarkers, checkMarkers, newLedger (acknowledged edits for durability tests)
  *   kernel.ts     (vitest hooks: import `@plexus/testkit/kernel`) kernelSuite, startKernelServer, newWorkspace, client, kernelOf, kernelIdle, waitRun, shown, ...
  *   agent.ts      agentSuite, startAgent, ask, waitRunEnd, ... (imports the agent: import it by path, `@plexus/testkit/agent`)
  */
@@ -18,3 +20,5 @@ export * from './plexus.ts';
 export * from './quiet-ws.ts';
 export * from './raw-clients.ts';
 export * from './gates.ts';
+export * from './postgres.ts';
+export * from './markers.ts';

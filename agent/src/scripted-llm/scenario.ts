@@ -50,9 +50,21 @@ export interface ScriptedTurn {
   obey?: boolean;
 }
 
+/** Longest vector the scripted model makes. */
+export const MAX_EMBEDDING_DIMENSIONS = 4096;
+
+/** How the scripted model answers `POST /v1/embeddings` (deterministic vectors; see server.ts). */
+export interface ScriptedEmbeddings {
+  /** Length of each vector when the request names no `dimensions` (default 64). */
+  dimensions?: number;
+  /** Answer every embeddings request with this HTTP error instead. */
+  error?: { status: number; message: string; type?: string };
+}
+
 export interface Scenario {
   model?: string;
   turns: ScriptedTurn[];
+  embeddings?: ScriptedEmbeddings;
 }
 
 /** Raised for a scenario that cannot be played; the message names the turn and the field. */
@@ -80,6 +92,14 @@ export function parseScenario(v: unknown, where = 'scenario'): Scenario {
       throw new ScenarioError(`${at}: "error" needs a numeric "status" and a "message"`);
     if (turn.text === undefined && !turn.toolCalls?.length && !turn.error && !turn.obey) throw new ScenarioError(`${at} has no text, tool calls or error`);
   });
+  const e = (v as { embeddings?: ScriptedEmbeddings }).embeddings;
+  if (e !== undefined) {
+    if (!e || typeof e !== 'object') throw new ScenarioError(`${where}: "embeddings" must be an object`);
+    if (e.dimensions !== undefined && !(Number.isInteger(e.dimensions) && e.dimensions >= 1 && e.dimensions <= MAX_EMBEDDING_DIMENSIONS))
+      throw new ScenarioError(`${where}: "embeddings.dimensions" must be an integer from 1 to ${MAX_EMBEDDING_DIMENSIONS}`);
+    if (e.error && (typeof e.error.status !== 'number' || typeof e.error.message !== 'string'))
+      throw new ScenarioError(`${where}: "embeddings.error" needs a numeric "status" and a "message"`);
+  }
   return v as Scenario;
 }
 

@@ -4,11 +4,15 @@
  * takes the next turn of a scenario (or the first turn whose `match` fits) and answers it as the
  * real API does — `stream: true` as server-sent `chat.completion.chunk` events, with text split
  * into pieces and tool-call arguments split across chunks; otherwise one `chat.completion`.
- * Every request is recorded for assertions. Effects: listens on a port.
+ * Every request is recorded for assertions. `POST /v1/embeddings` answers as the real API does
+ * (`{object: 'list', data: [{object: 'embedding', index, embedding}], model, usage}`) with
+ * deterministic vectors: a signed hashed bag of the words of each input, L2-normalised, so texts
+ * that share words are close and texts that share none are orthogonal but for hash collisions.
+ * Effects: listens on a port.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Scenario, ScriptedTask, ScriptedTurn } from './scenario.ts';
+import { MAX_EMBEDDING_DIMENSIONS, type Scenario, type ScriptedEmbeddings, type ScriptedTask, type ScriptedTurn } from './scenario.ts';
 
 /** The request's task: the first line of its first system message (see ScriptedTask). */
 export function requestTask(body: Record<string, unknown>): ScriptedTask | null {
@@ -34,6 +38,14 @@ export interface RecordedRequest {
   task: ScriptedTask | null;
 }
 
+export interface RecordedEmbeddingRequest {
+  body: Record<string, unknown>;
+  /** The request's `Authorization` header, or null. */
+  authorization: string | null;
+  /** The HTTP status it was answered with. */
+  status: number;
+}
+
 export interface ScriptedLlm {
   url: string;
   /** Base URL for the `openai` client (`…/v1`). */
@@ -41,6 +53,10 @@ export interface ScriptedLlm {
   requests: RecordedRequest[];
   /** The requests of the conversational tool loop only (routing, planning, steps and verification left out). */
   readonly conversation: RecordedRequest[];
+  /** Every `POST /v1/embeddings` request, in order of arrival. */
+  embeddingRequests: RecordedEmbeddingRequest[];
+  /** From now on, answers embeddings requests with this HTTP error (null: with vectors again); overrides the scenario's. */
+  failEmbeddings(error: ScriptedEmbeddings['error'] | null): void;
   close(): Promise<void>;
 }
 
@@ -136,6 +152,60 @@ function sendError(res: ServerResponse, status: number, message: string, type = 
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type, code: null, param: null } }));
 }
 
+/** Most inputs of one embeddings request (OpenAI's limit). */
+export const MAX_EMBEDDING_INPUTS = 2048;
+const DEFAULT_EMBEDDING_DIMENSIONS = 64;
+
+/** FNV-1a, 32 bits. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+const words = (text: string): string[] => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/**
+ * The scripted model's embedding of `text`: each word adds ±1 at a hashed position (the sign from
+ * another bit of the hash), then the vector is L2-normalised (all zeros without words).
+ */
+export function scriptedEmbedding(text: string, dimensions: number): number[] {
+  const v = new Array<number>(dimensions).fill(0);
+  for (const w of words(text)) {
+    const h = fnv1a(w);
+    v[h % dimensions] += h & 0x80000000 ? -1 : 1;
+  }
+  const norm = Math.hypot(...v);
+  return norm ? v.map((x) => x / norm) : v;
+}
+
+/** The embeddings answer for a parsed body, or the HTTP error the real API would give. */
+function embeddingsAnswer(body: Record<string, unknown>, dflt: number): { status: number; json: unknown } {
+  const bad = (message: string) => ({ status: 400, json: { error: { message, type: 'invalid_request_error', code: null, param: null } } });
+  if (typeof body.model !== 'string' || !body.model) return bad("'model' is required");
+  const input = typeof body.input === 'string' ? [body.input] : body.input;
+  if (!Array.isArray(input) || !input.length) return bad("'input' must be a non-empty string or array of strings");
+  if (input.length > MAX_EMBEDDING_INPUTS) return bad(`'input' holds ${input.length} items; at most ${MAX_EMBEDDING_INPUTS}`);
+  if (input.some((t) => typeof t !== 'string' || !t)) return bad("'input' items must be non-empty strings (the scripted model embeds text only)");
+  const asked = body.dimensions;
+  if (asked !== undefined && !(Number.isInteger(asked) && (asked as number) >= 1 && (asked as number) <= MAX_EMBEDDING_DIMENSIONS)) return bad(`'dimensions' must be an integer from 1 to ${MAX_EMBEDDING_DIMENSIONS}`);
+  const format = body.encoding_format ?? 'float';
+  if (format !== 'float' && format !== 'base64') return bad("'encoding_format' must be \"float\" or \"base64\"");
+  const dims = (asked as number | undefined) ?? dflt;
+  const tokens = (input as string[]).reduce((n, t) => n + words(t).length, 0);
+  // base64: the vector's float32 values, little-endian (what the `openai` client asks for by default).
+  const encode = (v: number[]) => (format === 'float' ? v : Buffer.from(new Float32Array(v).buffer).toString('base64'));
+  return {
+    status: 200,
+    json: {
+      object: 'list',
+      data: (input as string[]).map((t, index) => ({ object: 'embedding', index, embedding: encode(scriptedEmbedding(t, dims)) })),
+      model: body.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    },
+  };
+}
+
 /** Starts a server answering from `scenario`; `port` 0 picks a free one. */
 export interface ScriptedLlmHooks {
   /** Called as each text piece is written to the stream (epoch ms, sub-millisecond), for benchmarks. */
@@ -144,6 +214,8 @@ export interface ScriptedLlmHooks {
 
 export async function startScriptedLlm(scenario: Scenario, port = 0, hooks: ScriptedLlmHooks = {}): Promise<ScriptedLlm> {
   const requests: RecordedRequest[] = [];
+  const embeddingRequests: RecordedEmbeddingRequest[] = [];
+  let embeddingError: ScriptedEmbeddings['error'] | null = scenario.embeddings?.error ?? null;
   const used = new Set<number>();
   let counter = 0;
 
@@ -234,6 +306,19 @@ export async function startScriptedLlm(scenario: Scenario, port = 0, hooks: Scri
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: scenario.model ?? 'scripted', object: 'model', created: 0, owned_by: 'plexus' }] }));
       return;
     }
+    if (req.method === 'POST' && path === '/v1/embeddings') {
+      readBody(req).then(
+        (body) => {
+          const a = embeddingError
+            ? { status: embeddingError.status, json: { error: { message: embeddingError.message, type: embeddingError.type ?? 'server_error', code: null, param: null } } }
+            : embeddingsAnswer(body, scenario.embeddings?.dimensions ?? DEFAULT_EMBEDDING_DIMENSIONS);
+          embeddingRequests.push({ body, authorization: req.headers.authorization ?? null, status: a.status });
+          res.writeHead(a.status, { 'content-type': 'application/json' }).end(JSON.stringify(a.json));
+        },
+        (e: Error) => sendError(res, 400, `malformed request body: ${e.message}`),
+      );
+      return;
+    }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       answer(req, res).catch((e) => {
         if (!res.headersSent) sendError(res, 500, (e as Error).message, 'server_error');
@@ -249,6 +334,8 @@ export async function startScriptedLlm(scenario: Scenario, port = 0, hooks: Scri
     url,
     baseURL: `${url}/v1`,
     requests,
+    embeddingRequests,
+    failEmbeddings: (error) => void (embeddingError = error),
     get conversation() {
       return requests.filter((r) => r.task === null);
     },

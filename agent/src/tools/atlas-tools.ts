@@ -9,7 +9,7 @@
  * SQL endpoint: the map's coordinates are the table `coords.table` (`row`, `x`, `y`, `cluster`),
  * `row` being the 0-based position of a source row in the order `SELECT *` returns them.
  */
-import MiniSearch from 'minisearch';
+import { buildTextIndex, searchText, type TextIndex } from './text-index.ts';
 import { getAtlasMap, inSelection, listAtlasMaps, selectionBoundingBox, type AtlasMapView } from '@plexus/shared';
 import { actResult, ok, ToolRefusal, defineTool, type Tool, type ToolContext } from './tool.ts';
 
@@ -141,7 +141,7 @@ const getSample = defineTool({
 });
 
 /** Full-text indexes per map, rebuilt when the coordinates change. */
-const textIndexes = new Map<string, { key: string; index: MiniSearch; fields: string[] }>();
+const textIndexes = new Map<string, TextIndex & { key: string }>();
 
 const textSearch = defineTool({
   name: 'text_search',
@@ -157,16 +157,11 @@ const textSearch = defineTool({
       if (!fields.length) throw new ToolRefusal(`table ${m.table} has no text columns`);
       ctx.progress(`indexing the text of ${m.table}`);
       const q = await ctx.api.query(`SELECT __row, __cluster, ${fields.map(ident).join(', ')} FROM ${joined(m)} ORDER BY __row`, 50_000, ctx.signal);
-      const index = new MiniSearch({ idField: '__row', fields, storeFields: ['__cluster', ...fields], searchOptions: { prefix: true, fuzzy: 0.2 } });
-      index.addAll(q.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' ? v : v]))));
-      idx = { key, index, fields };
+      idx = { key, ...buildTextIndex(q.rows, fields) };
       textIndexes.set(`${ctx.workspaceId}/${m.id}`, idx);
     }
-    const hits = idx.index.search(a.query).slice(0, a.limit ?? 10);
-    return ok(`${hits.length} rows`, {
-      map: m.id,
-      rows: hits.map((h) => ({ row: Number(h.id), cluster: h.__cluster, score: Math.round(h.score * 100) / 100, snippet: idx!.fields.map((f) => String(h[f] ?? '')).join(' · ').slice(0, 200) })),
-    });
+    const rows = searchText(idx, a.query, a.limit ?? 10);
+    return ok(`${rows.length} rows`, { map: m.id, rows });
   },
 });
 

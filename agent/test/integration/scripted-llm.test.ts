@@ -1,11 +1,13 @@
 /**
  * The scripted OpenAI-compatible server against the real `openai` client: streamed text, tool
  * calls whose arguments arrive split across chunks, non-streamed answers, usage, malformed
- * arguments passed through untouched, errors, and a client that aborts mid-stream.
+ * arguments passed through untouched, errors, and a client that aborts mid-stream. Embeddings:
+ * the real response shape (floats, or base64 as the client asks by default), deterministic hashed
+ * bag-of-words vectors (shared words → close), recorded requests, scripted errors.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { startScriptedLlm, type ScriptedLlm } from '../../src/scripted-llm/server.ts';
+import { scriptedEmbedding, startScriptedLlm, type ScriptedLlm } from '../../src/scripted-llm/server.ts';
 import { parseScenario, ScenarioError } from '../../src/scripted-llm/scenario.ts';
 
 let llm: ScriptedLlm | undefined;
@@ -78,6 +80,32 @@ describe('scripted OpenAI-compatible server', () => {
     })().catch(() => undefined);
     expect(got.length).toBeLessThan(400);
     await expect.poll(() => llm!.requests[0]!.aborted).toBe(true);
+  });
+
+  it('answers embeddings in the real shape, deterministically: shared words make close vectors', async () => {
+    llm = await startScriptedLlm({ turns: [], embeddings: { dimensions: 32 } });
+    const texts = ['spike burst firing', 'burst spike rate', 'dendrite spine arbor'];
+    // The real client asks for base64 by default and decodes it.
+    const r = await client(llm).embeddings.create({ model: 'scripted-embed', input: texts });
+    expect(r).toMatchObject({ object: 'list', model: 'scripted-embed', usage: { prompt_tokens: 9, total_tokens: 9 } });
+    expect(r.data.map((d) => [d.object, d.index, d.embedding.length])).toEqual([['embedding', 0, 32], ['embedding', 1, 32], ['embedding', 2, 32]]);
+    r.data.forEach((d, i) => d.embedding.forEach((v, j) => expect(v).toBe(Math.fround(scriptedEmbedding(texts[i]!, 32)[j]!))));
+    const dot = (a: number[], b: number[]) => a.reduce((s, v, i) => s + v * b[i]!, 0);
+    const [a, b, c] = texts.map((t) => scriptedEmbedding(t, 32));
+    expect(dot(a!, a!)).toBeCloseTo(1, 12);
+    expect(dot(a!, b!)).toBeGreaterThan(0.5);
+    expect(Math.abs(dot(a!, c!))).toBeLessThan(0.5);
+    // Floats when asked, `dimensions` honoured; every request recorded with its Authorization header.
+    const f = await client(llm).embeddings.create({ model: 'm', input: 'spike', encoding_format: 'float', dimensions: 8 });
+    expect(f.data[0]!.embedding).toEqual(scriptedEmbedding('spike', 8));
+    expect(llm.embeddingRequests.map((q) => [q.body.encoding_format, q.authorization, q.status])).toEqual([['base64', 'Bearer test-key', 200], ['float', 'Bearer test-key', 200]]);
+    // Invalid requests are refused as the API refuses them; a scripted failure answers every request.
+    await expect(client(llm).embeddings.create({ model: 'm', input: [''] })).rejects.toMatchObject({ status: 400 });
+    llm.failEmbeddings({ status: 503, message: 'overloaded', type: 'server_error' });
+    await expect(client(llm).embeddings.create({ model: 'm', input: 'x' })).rejects.toMatchObject({ status: 503, message: expect.stringContaining('overloaded') });
+    llm.failEmbeddings(null);
+    expect((await client(llm).embeddings.create({ model: 'm', input: 'x' })).data).toHaveLength(1);
+    expect(() => parseScenario({ turns: [], embeddings: { dimensions: 0 } })).toThrow(/"embeddings.dimensions" must be an integer/);
   });
 
   it('refuses unplayable scenarios with a clear message', () => {

@@ -54,3 +54,24 @@ export async function apiRequest<T>(path: string, { method = 'GET', body, token,
   }
   return data as T;
 }
+
+/** GET of a binary body (a map's points, a checkpoint's state); errors as `apiRequest` reports them. */
+export async function apiBinary(path: string, { token, signal, what }: { token: string; signal?: AbortSignal; what: string }): Promise<ArrayBuffer> {
+  let res: Response;
+  try {
+    res = await fetch(path, { headers: { Authorization: `Bearer ${token}` }, signal });
+  } catch (e) {
+    if ((e as Error).name === 'AbortError') throw e;
+    throw new ApiError(0, 'network', 'Cannot reach the Plexus server. Is it running?');
+  }
+  if (!res.ok) {
+    let body: { error?: string; message?: string } = {};
+    try {
+      body = (await res.json()) as typeof body;
+    } catch {
+      // Not JSON: the generic message below.
+    }
+    throw new ApiError(res.status, body.error ?? `http-${res.status}`, body.message ?? `${what} could not be loaded (${res.status} ${res.statusText})`);
+  }
+  return res.arrayBuffer();
+}

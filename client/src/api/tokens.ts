@@ -30,14 +30,17 @@ export function isExpired(claims: TokenClaims, now = Date.now()): boolean {
   return claims.exp * 1000 < now - 5_000;
 }
 
-function readMap(): Record<string, string> {
+/** A JSON object of strings kept in localStorage under `key` (empty when absent or unreadable). */
+export function readStoredMap(key: string): Record<string, string> {
   try {
-    const v = JSON.parse(localStorage.getItem(WORKSPACE_KEY) ?? '{}') as unknown;
+    const v = JSON.parse(localStorage.getItem(key) ?? '{}') as unknown;
     return v && typeof v === 'object' ? (v as Record<string, string>) : {};
   } catch {
     return {};
   }
 }
+
+const readMap = (): Record<string, string> => readStoredMap(WORKSPACE_KEY);
 
 function writeMap(map: Record<string, string>): void {
   localStorage.setItem(WORKSPACE_KEY, JSON.stringify(map));
@@ -94,6 +97,15 @@ export function tokenFor(workspaceId: string): string | null {
   const linkClaims = link ? decodeClaims(link) : null;
   if (link && linkClaims && (linkClaims.ws === '*' || linkClaims.ws === workspaceId)) return link;
   return ownerToken() ?? usable(readMap()[workspaceId]);
+}
+
+/**
+ * Keeps `token` for workspace `id` as well: an owner token of a hand-out's workspace also opens the
+ * students' forks of it (the server decides), so the roster's links open them with it.
+ */
+export function rememberTokenFor(id: string, token: string): void {
+  const claims = decodeClaims(token);
+  if (claims && claims.ws !== '*') writeMap({ ...readMap(), [id]: token });
 }
 
 /** Workspace ids for which a share-link token is stored (for people without an owner token). */

@@ -1,5 +1,5 @@
 /** Typed calls of the workspace endpoints (see docs/api.md). */
-import type { Role, TokenClaims } from '@plexus/shared';
+import type { ForkOrigin, Role, TokenClaims } from '@plexus/shared';
 import { apiRequest } from './http.ts';
 
 export interface Workspace {
@@ -11,8 +11,11 @@ export interface Workspace {
   epoch: string | number;
 }
 
+/** `handout`: everyone who opens the link gets their own fork of the workspace. */
+export type ShareRole = 'editor' | 'viewer' | 'handout';
+
 export interface ShareLink {
-  role: 'editor' | 'viewer';
+  role: ShareRole;
   token: string;
   url: string;
   expires: number;
@@ -39,5 +42,19 @@ export const duplicateWorkspace = (token: string, id: string, name?: string) =>
 
 export const deleteWorkspace = (token: string, id: string) => apiRequest<void>(ws(id), { token, method: 'DELETE' });
 
-export const shareWorkspace = (token: string, id: string, role: 'editor' | 'viewer', expiresInDays?: number) =>
+export const shareWorkspace = (token: string, id: string, role: ShareRole, expiresInDays?: number) =>
   apiRequest<ShareLink>(`${ws(id)}/share`, { token, method: 'POST', body: { role, expiresInDays } });
+
+export interface ForkResult {
+  workspace: Workspace;
+  forkedFrom: ForkOrigin;
+  /** An owner token for the fork (null when the caller's token opens every workspace). */
+  token: string | null;
+  url: string;
+  /** A hand-out fork this person already had. */
+  existing: boolean;
+}
+
+/** Forks a workspace into one the caller owns; `device` and `personName` say who they are (hand-out links need them). */
+export const forkWorkspace = (token: string, id: string, body: { name?: string; device: string; personName?: string; checkpoint?: string }) =>
+  apiRequest<ForkResult>(`${ws(id)}/fork`, { token, method: 'POST', body });

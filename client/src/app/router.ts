@@ -15,9 +15,11 @@ export function parseRoute(pathname: string): Route {
   return { name: 'not-found', path: pathname };
 }
 
-export function navigate(path: string): void {
+/** Goes to `path`; `replace` takes the place of the current entry (a page that only led here). */
+export function navigate(path: string, opts: { replace?: boolean } = {}): void {
   if (path === window.location.pathname) return;
-  window.history.pushState(null, '', path);
+  if (opts.replace) window.history.replaceState(null, '', path);
+  else window.history.pushState(null, '', path);
   window.dispatchEvent(new Event(NAV_EVENT));
 }
 

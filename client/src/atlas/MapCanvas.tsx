@@ -12,12 +12,12 @@ import type { Coloring } from './colors.ts';
 import { mapToScreen, selectionOutline, type Normalizer, type Vec2, type Viewport } from './geometry.ts';
 import type { AtlasPoints } from './points.ts';
 import type { AtlasPeer } from './presence.ts';
-import { AtlasRenderer, type Tool } from './renderer.ts';
+import { AtlasRenderer, type DrawTiming, type Tool } from './renderer.ts';
 
 declare global {
   interface Window {
     /** Test and debugging hook: the map on this page (screen positions of map coordinates). */
-    __plexusAtlas?: { mapToScreen(x: number, y: number): Vec2; points(): { x: number[]; y: number[]; row: number[] }; canvas: HTMLCanvasElement };
+    __plexusAtlas?: { mapToScreen(x: number, y: number): Vec2; points(): { x: number[]; y: number[]; row: number[] }; canvas: HTMLCanvasElement; lastDraw(): DrawTiming | null };
   }
 }
 
@@ -98,6 +98,7 @@ export default function MapCanvas(props: MapCanvasProps) {
       mapToScreen: (x, y) => mapToScreen(propsRef.current.nz, r.viewport(), [x, y]),
       points: () => ({ x: Array.from(propsRef.current.points.x), y: Array.from(propsRef.current.points.y), row: Array.from(propsRef.current.points.row) }),
       canvas,
+      lastDraw: () => r.lastDraw,
     };
     return () => {
       ro.disconnect();

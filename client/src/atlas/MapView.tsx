@@ -2,7 +2,8 @@
  * One map: its status while the server computes the coordinates, then the points (MapCanvas,
  * loaded on demand), colour-by and its legend, tools, and below the map what everyone shares —
  * the selection ("N rows selected by Ada — read them in SQL as `…_selection`"), the highlight,
- * saved categories — and who else looks at this map (follow their camera).
+ * saved categories, the ROIs they light up in the viewer (maps of ROI tables) — and who else looks
+ * at this map (follow their camera).
  * Effects: HTTP (points, rows, columns), document writes through the atlas helpers, awareness.
  */
 import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
@@ -17,6 +18,7 @@ import {
   MAX_ATLAS_ROWS,
   type AtlasMapView,
   type AtlasSelection,
+  type AtlasViewerHighlight,
 } from '@plexus/shared';
 import { ApiError } from '../api/http.ts';
 import { useApiToken } from '../api/tokenContext.ts';
@@ -390,6 +392,7 @@ export function MapView({ map, publisher, onRemove }: { map: AtlasMapView; publi
             )}
           </div>
         )}
+        {map.viewer && <ViewerLine viewer={map.viewer} />}
         {categories.length > 0 && (
           <div className="atlas-categories">
             <div className="atlas-subhead">Saved categories</div>
@@ -450,6 +453,28 @@ export function MapView({ map, publisher, onRemove }: { map: AtlasMapView; publi
           </div>
         )}
       </div>
+    </div>
+  );
+}
+
+/** Where the chosen rows show in the viewer: how many ROIs, on which layer, deleted ones left out. */
+function ViewerLine({ viewer }: { viewer: AtlasViewerHighlight }) {
+  return (
+    <div className="atlas-line" data-testid="atlas-viewer" data-shown={viewer.shown} data-hidden={viewer.hidden} data-layer={viewer.layer ?? ''}>
+      <span className="atlas-swatch" style={{ background: `linear-gradient(90deg, ${SELECTED_COLOR} 50%, ${HIGHLIGHT_COLOR} 50%)` }} aria-hidden="true" />
+      <span>
+        {viewer.layer ? (
+          <>
+            <strong data-testid="atlas-viewer-count">{plural(viewer.shown, 'ROI')}</strong> highlighted in the viewer, on the layer <code>{viewer.layer}</code>
+            {viewer.of ? <> over <code>{viewer.of}</code></> : null}
+          </>
+        ) : (
+          <>
+            {plural(viewer.shown, 'ROI')} to highlight, but the viewer has no layer of these ROIs: add it (<em>Analyses</em> → <em>Add ROI layer</em>, or <em>+ Layer</em>), then brush again to see them there.
+          </>
+        )}
+        {viewer.hidden > 0 && <span className="muted"> · {plural(viewer.hidden, 'deleted ROI')} left out</span>}
+      </span>
     </div>
   );
 }

@@ -1,26 +1,25 @@
 /**
  * The form that makes a map: a table of the workspace, how to place its rows (two columns as
- * x/y, PCA or UMAP of numeric columns, TF-IDF of a text column), a colour-by column and a title.
- * Creating writes the map into the document (createAtlasMap); the server computes the coordinates.
- * Effects: one document write.
+ * x/y, PCA or UMAP of numeric columns, TF-IDF of a text column computed locally, or — when the
+ * server has an embedding service — the embeddings of a text column; methods.ts), a colour-by
+ * column and a title. Creating writes the map into the document (createAtlasMap); the server
+ * computes the coordinates. Effects: one document write; reads the server's configuration.
  */
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
-import { createAtlasMap, type AtlasMethod, type TableColumn } from '@plexus/shared';
+import { createAtlasMap, isTextMethod, type AtlasMethod, type TableColumn } from '@plexus/shared';
+import { useServerConfig } from '../api/server-config.ts';
+import { useApiToken } from '../api/tokenContext.ts';
 import { useSession } from '../collab/context.tsx';
 import { useTables } from '../data/useTables.ts';
+import { mapMethods, NO_EMBEDDINGS_NOTE } from './methods.ts';
 
 export const isNumericType = (type: string): boolean => /^(TINYINT|SMALLINT|INTEGER|INT|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|REAL|DOUBLE|DECIMAL|NUMERIC)\b/i.test(type.trim());
 export const isTextType = (type: string): boolean => /^(VARCHAR|TEXT|STRING|CHAR|BPCHAR)\b/i.test(type.trim());
 
-const METHODS: Array<{ value: AtlasMethod; label: string; hint: string }> = [
-  { value: 'pca', label: 'PCA', hint: 'Principal components of the numeric columns: fast, linear, distances mean something.' },
-  { value: 'umap', label: 'UMAP', hint: 'A UMAP embedding of the numeric columns: neighbourhoods and clusters, not global distances.' },
-  { value: 'columns', label: 'x / y columns', hint: 'Two columns as they are, as in a scatter plot.' },
-  { value: 'tfidf', label: 'Text (TF-IDF)', hint: 'Rows of a text column placed by their words (TF-IDF, then a 2-D reduction).' },
-];
-
 export function NewMapForm({ onCreated, onCancel }: { onCreated(id: string): void; onCancel?: () => void }) {
   const session = useSession();
+  const server = useServerConfig(useApiToken());
+  const methods = useMemo(() => mapMethods(server?.atlas ?? null), [server]);
   const tables = useTables(session.doc);
   const [tableName, setTableName] = useState(tables[0]?.name ?? '');
   const table = tables.find((t) => t.name === tableName) ?? null;
@@ -46,10 +45,11 @@ export function NewMapForm({ onCreated, onCancel }: { onCreated(id: string): voi
     setYCol(numeric[1]?.name ?? numeric[0]?.name ?? '');
     setTextCol(text[0]?.name ?? '');
     setColorBy('');
-    setMethod((m) => (numeric.length < 2 && text.length ? 'tfidf' : m === 'tfidf' && !text.length ? 'pca' : m));
+    setMethod((m) => (numeric.length < 2 && text.length ? 'tfidf' : isTextMethod(m) && !text.length ? 'pca' : m));
   }, [tableName, numeric, text]);
+  const chosen = methods.find((m) => m.value === method) ?? { value: method, label: method, hint: '' };
 
-  const columns = method === 'columns' ? [xCol, yCol] : method === 'tfidf' ? [textCol] : picked;
+  const columns = method === 'columns' ? [xCol, yCol] : isTextMethod(method) ? [textCol] : picked;
   const problem = !table
     ? 'Upload a table first (Data → Upload…, or drop a CSV on the notebook).'
     : method === 'columns'
@@ -58,7 +58,7 @@ export function NewMapForm({ onCreated, onCancel }: { onCreated(id: string): voi
         : xCol === yCol
           ? 'Choose two different columns.'
           : null
-      : method === 'tfidf'
+      : isTextMethod(method)
         ? !textCol
           ? 'This table has no text column.'
           : null
@@ -71,7 +71,7 @@ export function NewMapForm({ onCreated, onCancel }: { onCreated(id: string): voi
     if (problem || !table) return;
     const id = createAtlasMap(
       session.doc,
-      { table: table.name, method, columns, title: title.trim() || `${table.name} · ${METHODS.find((m) => m.value === method)!.label}`, colorBy: colorBy || null },
+      { table: table.name, method, columns, title: title.trim() || `${table.name} · ${chosen.label}`, colorBy: colorBy || null },
       { id: session.origin.userId },
       session.origin,
     );
@@ -106,13 +106,18 @@ export function NewMapForm({ onCreated, onCancel }: { onCreated(id: string): voi
           </label>
           <fieldset className="atlas-field atlas-methods">
             <legend>Place the rows by</legend>
-            {METHODS.map((m) => (
+            {methods.map((m) => (
               <label key={m.value} title={m.hint} className="atlas-method">
-                <input type="radio" name="atlas-method" value={m.value} data-testid={`atlas-form-method-${m.value}`} checked={method === m.value} onChange={() => setMethod(m.value)} disabled={m.value === 'tfidf' ? !text.length : numeric.length < (m.value === 'columns' ? 1 : 2)} />
+                <input type="radio" name="atlas-method" value={m.value} data-testid={`atlas-form-method-${m.value}`} checked={method === m.value} onChange={() => setMethod(m.value)} disabled={isTextMethod(m.value) ? !text.length : numeric.length < (m.value === 'columns' ? 1 : 2)} />
                 {m.label}
               </label>
             ))}
-            <p className="muted atlas-hint">{METHODS.find((m) => m.value === method)!.hint}</p>
+            <p className="muted atlas-hint" data-testid="atlas-form-hint">{chosen.hint}</p>
+            {method === 'tfidf' && server && !server.atlas.embeddings && (
+              <p className="muted atlas-hint" data-testid="atlas-form-no-embeddings">
+                {NO_EMBEDDINGS_NOTE}
+              </p>
+            )}
           </fieldset>
           {method === 'columns' && (
             <div className="atlas-field atlas-xy">
@@ -146,7 +151,7 @@ export function NewMapForm({ onCreated, onCancel }: { onCreated(id: string): voi
               </div>
             </fieldset>
           )}
-          {method === 'tfidf' && (
+          {isTextMethod(method) && (
             <label className="atlas-field">
               <span>Text column</span>
               <select data-testid="atlas-form-text" value={textCol} onChange={(e) => setTextCol(e.target.value)}>
@@ -163,7 +168,7 @@ export function NewMapForm({ onCreated, onCancel }: { onCreated(id: string): voi
           </label>
           <label className="atlas-field">
             <span>Title</span>
-            <input type="text" data-testid="atlas-form-title" placeholder={table ? `${table.name} · ${METHODS.find((m) => m.value === method)!.label}` : ''} value={title} maxLength={200} onChange={(e) => setTitle(e.target.value)} />
+            <input type="text" data-testid="atlas-form-title" placeholder={table ? `${table.name} · ${chosen.label}` : ''} value={title} maxLength={200} onChange={(e) => setTitle(e.target.value)} />
           </label>
         </>
       )}

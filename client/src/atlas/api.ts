@@ -1,32 +1,17 @@
 /**
  * The atlas' HTTP routes (served by the server, which computes the coordinates): the points of a
- * map in the binary format of points.ts, rows for tooltips, the source table's columns.
+ * map in the binary format of @plexus/shared (points-format.ts), rows for tooltips, the source table's columns.
  * Effects: network.
  */
-import { ApiError, apiRequest } from '../api/http.ts';
-import { parsePoints, type AtlasPoints } from './points.ts';
+import { apiBinary, apiRequest } from '../api/http.ts';
+import { decodePoints, type AtlasPoints } from '@plexus/shared';
 
 const base = (workspaceId: string, mapId: string) => `/api/workspaces/${encodeURIComponent(workspaceId)}/atlas/${encodeURIComponent(mapId)}`;
 
 /** The map's points (coloured by `color` when given). A 409 means the coordinates are not ready. */
 export async function fetchPoints(token: string, workspaceId: string, mapId: string, color: string | null, signal?: AbortSignal): Promise<AtlasPoints> {
-  let res: Response;
-  try {
-    res = await fetch(`${base(workspaceId, mapId)}/points${color ? `?color=${encodeURIComponent(color)}` : ''}`, { headers: { Authorization: `Bearer ${token}` }, signal });
-  } catch (e) {
-    if ((e as Error).name === 'AbortError') throw e;
-    throw new ApiError(0, 'network', 'Cannot reach the Plexus server. Is it running?');
-  }
-  if (!res.ok) {
-    let body: { error?: string; message?: string } = {};
-    try {
-      body = (await res.json()) as typeof body;
-    } catch {
-      // Not JSON: the generic message below.
-    }
-    throw new ApiError(res.status, body.error ?? `http-${res.status}`, body.message ?? `The points could not be loaded (${res.status} ${res.statusText})`);
-  }
-  return parsePoints(await res.arrayBuffer());
+  const body = await apiBinary(`${base(workspaceId, mapId)}/points${color ? `?color=${encodeURIComponent(color)}` : ''}`, { token, signal, what: 'The points' });
+  return decodePoints(body);
 }
 
 export interface AtlasColumn {

@@ -3,16 +3,17 @@
  * palette (its `valueA`, drawn as categorical): we lay the palette out so that one index array
  * carries the colour-by column, missing values and the shared highlight at once.
  */
+import { ATLAS_HIGHLIGHT_COLOR, ATLAS_SELECTION_COLOR } from '@plexus/shared';
 import type { AtlasPoints, PointsColor } from './points.ts';
 
 /** Points without a colour-by column. */
 export const BASE_COLOR = '#4c78a8';
 /** A missing value of the colour-by column. */
 export const MISSING_COLOR = '#c3c8d0';
-/** The shared highlight (setAtlasHighlight): one colour for everyone, unlike any palette's. */
-export const HIGHLIGHT_COLOR = '#d6008f';
-/** Points inside the shared selection. */
-export const SELECTED_COLOR = '#ff4f00';
+/** The shared highlight (setAtlasHighlight): one colour for everyone, unlike any palette's (the viewer draws its ROIs in it too). */
+export const HIGHLIGHT_COLOR = ATLAS_HIGHLIGHT_COLOR;
+/** Points inside the shared selection (and their ROIs in the viewer). */
+export const SELECTED_COLOR = ATLAS_SELECTION_COLOR;
 export const HOVER_COLOR = '#111827';
 
 /** Bins of a numeric colour scale. */

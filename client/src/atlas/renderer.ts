@@ -26,8 +26,18 @@ type Scatterplot = ReturnType<typeof createScatterplot>;
 /** Point size for a number of points: big enough to see a few, small enough for a million. */
 export const pointSizeFor = (n: number): number => (n <= 1_000 ? 7 : n <= 10_000 ? 5 : n <= 100_000 ? 3 : n <= 500_000 ? 2 : 1.5);
 
+/** When the latest draw of points started, when the library had them (buffers, spatial index), and when it first rendered them (performance.now() ms). */
+export interface DrawTiming {
+  n: number;
+  started: number;
+  ready: number;
+  rendered: number | null;
+}
+
 export class AtlasRenderer {
   private sp: Scatterplot;
+  /** The latest draw's timing (read by benchmarks and tests through window.__plexusAtlas). */
+  lastDraw: DrawTiming | null = null;
   private selected: number[] = [];
   private tool: Tool = 'pan';
   private brushing = false;
@@ -88,9 +98,16 @@ export class AtlasRenderer {
     sub('pointOver', ((i: number) => this.events.onHover(i)) as never);
     sub('pointOut', (() => this.events.onHover(null)) as never);
     sub('view', () => this.viewChanged());
-    // A click on a point, or a finished brush, selects in the library: the shared selection wins.
-    sub('select', () => this.reselect());
-    sub('deselect', () => this.reselect());
+    // A click on a point selects in the library: the shared selection wins. A finished brush
+    // selects too, just before its lassoEnd: the points it shows are the ones about to become the
+    // shared selection, so re-applying the old one (another ~100k points on a big brush, measured
+    // in docs/performance.md §18) would only delay the brush; `setSelection` follows.
+    sub('select', () => {
+      if (!this.brushing) this.reselect();
+    });
+    sub('deselect', () => {
+      if (!this.brushing) this.reselect();
+    });
     const userMove = () => {
       this.moved = true;
       this.events.onUserMove();
@@ -117,11 +134,16 @@ export class AtlasRenderer {
   private async drawNow(x: Float32Array, y: Float32Array, z: Float32Array, palette: string[], active: string[]): Promise<void> {
     // Same positions (a colour or highlight change): keep the spatial index.
     const same = this.drawn && x === this.lastX && y === this.lastY;
+    const timing: DrawTiming = { n: x.length, started: performance.now(), ready: 0, rendered: null };
     this.lastX = x;
     this.lastY = y;
     await this.sp.set({ colorBy: 'valueA', pointColor: palette, pointColorActive: active, pointColorHover: palette.map(() => HOVER_COLOR) } as never);
     const spatialIndex = same ? (this.sp.get('spatialIndex' as never) as ArrayBuffer | undefined) : undefined;
     await this.sp.draw({ x, y, valueA: z } as never, { zDataType: 'categorical', select: this.selected, preventFilterReset: true, ...(spatialIndex ? { spatialIndex } : {}) } as never);
+    timing.ready = performance.now();
+    this.lastDraw = timing;
+    // The library renders them in its next frame.
+    this.sp.subscribe('draw', (() => (timing.rendered = performance.now())) as never, 1);
     if (!this.drawn) this.fit(false);
     this.drawn = true;
     this.reselect();

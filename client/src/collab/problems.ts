@@ -72,6 +72,12 @@ const KNOWN: Record<string, Omit<SessionProblem, 'reason'>> = {
     action: 'notice',
     message: 'The server could not load this workspace; retrying…',
   },
+  [CloseCodes.ServerDraining.reason]: {
+    // The provider reconnects by itself (to another node, or this one once restarted); edits made
+    // meanwhile stay in this tab and IndexedDB and are sent then. The notice clears once synced.
+    action: 'notice',
+    message: 'The server is restarting; reconnecting… (your changes are kept)',
+  },
   [CloseCodes.MalformedMessage.reason]: {
     action: 'notice',
     message: 'The server refused a malformed message; reconnecting…',
@@ -79,6 +85,7 @@ const KNOWN: Record<string, Omit<SessionProblem, 'reason'>> = {
 };
 
 const BY_CODE: Record<number, string> = {
+  [CloseCodes.ServerDraining.code]: CloseCodes.ServerDraining.reason,
   [CloseCodes.StaleEpoch.code]: CloseCodes.StaleEpoch.reason,
   [CloseCodes.NotFound.code]: CloseCodes.NotFound.reason,
   [CloseCodes.PresenceSpoof.code]: CloseCodes.PresenceSpoof.reason,

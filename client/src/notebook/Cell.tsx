@@ -19,6 +19,7 @@ import { CellRunBar } from './run/CellRunBar.tsx';
 import { SqlNameInput } from './run/SqlNameInput.tsx';
 import { CellOutputs } from './outputs/CellOutputs.tsx';
 import { ImportedCellOutputs } from './outputs/JupyterOutputs.tsx';
+import { useIsPresenterFocus } from '../presenter/usePresenter.ts';
 
 const KIND_SHORT: Record<CellKind, string> = { markdown: 'md', code: 'js', sql: 'sql' };
 
@@ -36,6 +37,7 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
   const bodyRef = useRef<HTMLDivElement>(null);
   const [mounted, setMounted] = useState(() => notebook.scheduler.startsMounted(item.id));
   const peers = usePeersOnCell(session.awareness, item.id);
+  const presenterHere = useIsPresenterFocus(item.id);
   // Imported code in a language Plexus does not run (Python, R, …): editable text, never run,
   // shown with the outputs it had in Jupyter.
   const runnable = isRunnableCell(item.view);
@@ -98,7 +100,7 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
   return (
     <section
       ref={rootRef}
-      className={`cell cell-${item.kind}${mounted ? ' is-mounted' : ''}`}
+      className={`cell cell-${item.kind}${mounted ? ' is-mounted' : ''}${presenterHere ? ' is-presenter-focus' : ''}`}
       // Off-screen placeholders skip layout, paint and hit-testing entirely (a thousand cells
       // otherwise cost ~100 ms per keystroke); the intrinsic size keeps the scrollbar exact.
       style={preview ? { contentVisibility: 'auto', containIntrinsicSize: `auto ${preview.height + 2}px` } : undefined}
@@ -106,6 +108,7 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
       data-cell-id={item.id}
       data-kind={item.kind}
       data-language={foreign ?? undefined}
+      data-presenter-focus={presenterHere ? 'true' : undefined}
       tabIndex={-1}
       aria-label={`${KIND_LABEL[item.kind]} cell ${index + 1} of ${count}`}
       onFocus={onFocus}

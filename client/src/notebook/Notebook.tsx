@@ -11,6 +11,7 @@ import { NotebookContext, NotebookController } from './controller.ts';
 import { handleNotebookKey } from './shortcuts.ts';
 import { useCellList } from './useCellList.ts';
 import { useAgentUi } from '../agent/agentUi.ts';
+import { usePresenterNotebook } from '../presenter/usePresenter.ts';
 
 /** Cells rendered in the first commit; the rest follow in idle-time chunks. */
 const FIRST_CHUNK = 60;
@@ -24,6 +25,8 @@ export function Notebook() {
   const cells = useCellList(session.doc);
   const scrollRef = useRef<HTMLDivElement>(null);
   const [controller, setController] = useState<NotebookController | null>(null);
+  // Presenter mode: the presenter's scroll position is published from here, followers scroll here.
+  usePresenterNotebook(scrollRef);
   // Progressive rendering: a thousand cells would make the first commit (and the style and
   // layout of ~15k new elements) delay the cells on screen. Render the top first, then the rest
   // when the browser is idle — after the visible editors have mounted.

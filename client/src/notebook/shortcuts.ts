@@ -29,6 +29,7 @@ export const SHORTCUTS: ShortcutHelp[] = [
   { keys: 'Ctrl+Z / Ctrl+Shift+Z', what: 'In an editor: undo / redo your typing in that cell' },
   { keys: 'Ctrl+Z / Ctrl+Shift+Z', what: 'Outside editors: undo / redo your cell changes (add, delete, move, kind)' },
   { keys: 'Ctrl+.', what: 'Stop the newest running agent run (Esc never stops the agent)' },
+  { keys: 'Ctrl+Alt+P', what: 'Present (editors), stop presenting, or stop / rejoin following the presenter' },
   { keys: '@agent', what: 'In the chat: address the agent (↑ / ↓ and Enter pick, Esc closes the list)' },
   { keys: 'Shift+drag', what: 'In the atlas: brush a rectangle on the map (shared with everyone on release)' },
   { keys: 'Esc / Delete', what: 'In the atlas: cancel the brush you are drawing / clear the shared selection' },

@@ -25,6 +25,9 @@ interface UiState {
   /** The analyses panel above the notebook is open. */
   analysesOpen: boolean;
   setAnalysesOpen(open: boolean): void;
+  /** The history panel above the notebook is open. */
+  historyOpen: boolean;
+  setHistoryOpen(open: boolean): void;
   /** The atlas panel (beside the notebook) is open, and its width. */
   atlasOpen: boolean;
   setAtlasOpen(open: boolean): void;
@@ -67,6 +70,8 @@ export const useUi = create<UiState>()(
       setDataOpen: (dataOpen) => set({ dataOpen }),
       analysesOpen: false,
       setAnalysesOpen: (analysesOpen) => set({ analysesOpen }),
+      historyOpen: false,
+      setHistoryOpen: (historyOpen) => set({ historyOpen }),
       atlasOpen: false,
       setAtlasOpen: (atlasOpen) => set({ atlasOpen }),
       atlasWidth: firstWidths.atlasWidth,

@@ -14,6 +14,7 @@ import { useViewerUi } from './viewerUi.ts';
 import type { NeuroglancerHost } from './neuroglancerHost.ts';
 import { ViewerBinding } from './viewerBinding.ts';
 import { EmptyViewer } from './EmptyViewer.tsx';
+import { presenterFor } from '../presenter/presenter.ts';
 
 declare global {
   interface Window {
@@ -35,6 +36,7 @@ export function ViewerPanel({ token }: { token: string }) {
     let disposed = false;
     let host: NeuroglancerHost | undefined;
     let b: ViewerBinding | undefined;
+    let detachPresenter: (() => void) | undefined;
     const container = containerRef.current!;
     (async () => {
       // Neuroglancer fetches volumes with plain requests: a cookie carries the token for them.
@@ -56,12 +58,15 @@ export function ViewerPanel({ token }: { token: string }) {
       b.start();
       window.__plexusViewer = { binding: b, host, docState: () => readViewerState(session.doc) };
       setMode(b.getMode());
+      // Presenter mode follows the presenter's camera through this binding's follow mode.
+      detachPresenter = presenterFor(session).attachViewer(b);
       setBinding(b);
     })().catch((e: unknown) => {
       if (!disposed) setError(e instanceof Error ? e.message : String(e));
     });
     return () => {
       disposed = true;
+      detachPresenter?.();
       b?.dispose();
       host?.dispose();
       if (window.__plexusViewer?.binding === b) delete window.__plexusViewer;

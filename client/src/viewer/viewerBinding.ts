@@ -397,6 +397,10 @@ export class ViewerBinding {
   /* Awareness: publish my camera, follow a leader, react to "bring everyone here".            */
 
   private publish(now = false, summon?: number): void {
+    // Following, my camera is the leader's: re-publishing it on every followed move would make each
+    // of N followers send an update per leader move, which the server fans out to N peers (N²).
+    // The mode and whom I follow are published when they change (`now`).
+    if (this.mode.kind === 'follow' && !now && summon === undefined) return;
     const send = () => {
       this.awarenessTimer = undefined;
       this.lastAwarenessAt = Date.now();

@@ -10,6 +10,9 @@ import { ShareMenu } from './ShareMenu.tsx';
 import { TitleInput } from './TitleInput.tsx';
 import { useUndoState } from './useUndoState.ts';
 import { useUi } from '../state/ui.ts';
+import { ForkActions, ForkOrigin } from '../forks/ForkHeader.tsx';
+import { ToggleButton } from '../ui/ToggleButton.tsx';
+import { PresentButton } from '../presenter/PresenterBar.tsx';
 
 export function Header({ token }: { token: string }) {
   const session = useSession();
@@ -22,6 +25,8 @@ export function Header({ token }: { token: string }) {
   const toggleChat = useUi((s) => s.toggleChat);
   const atlasOpen = useUi((s) => s.atlasOpen);
   const setAtlasOpen = useUi((s) => s.setAtlasOpen);
+  const historyOpen = useUi((s) => s.historyOpen);
+  const setHistoryOpen = useUi((s) => s.setHistoryOpen);
   return (
     <header className="app-header">
       <a
@@ -39,6 +44,7 @@ export function Header({ token }: { token: string }) {
         /
       </span>
       <TitleInput />
+      <ForkOrigin />
       <ConnectionPill status={status} />
       {session.role === 'viewer' && <span className="role-tag">view only</span>}
       <div className="header-spacer" />
@@ -52,21 +58,20 @@ export function Header({ token }: { token: string }) {
           </button>
         </div>
       )}
-      <button
-        className={`btn btn-small toggle${atlasOpen ? ' is-on' : ''}`}
-        aria-pressed={atlasOpen}
-        data-testid="atlas-toggle"
-        title="Show or hide the atlas: shared 2-D maps of a table's rows, brushed together"
-        onClick={() => setAtlasOpen(!atlasOpen)}
-      >
+      <ToggleButton on={historyOpen} onToggle={() => setHistoryOpen(!historyOpen)} testId="history-toggle" title="Checkpoints and who changed what; preview, compare, restore or fork from any checkpoint">
+        History
+      </ToggleButton>
+      <ToggleButton on={atlasOpen} onToggle={() => setAtlasOpen(!atlasOpen)} testId="atlas-toggle" title="Show or hide the atlas: shared 2-D maps of a table's rows, brushed together">
         Atlas
-      </button>
-      <button className={`btn btn-small toggle${viewerCollapsed ? '' : ' is-on'}`} aria-pressed={!viewerCollapsed} title="Show or hide the viewer panel" onClick={toggleViewer}>
+      </ToggleButton>
+      <ToggleButton on={!viewerCollapsed} onToggle={toggleViewer} title="Show or hide the viewer panel">
         Viewer panel
-      </button>
-      <button className={`btn btn-small toggle${chatCollapsed ? '' : ' is-on'}`} aria-pressed={!chatCollapsed} data-testid="toggle-chat" title="Show or hide the chat" onClick={toggleChat}>
+      </ToggleButton>
+      <ToggleButton on={!chatCollapsed} onToggle={toggleChat} testId="toggle-chat" title="Show or hide the chat">
         Chat
-      </button>
+      </ToggleButton>
+      <PresentButton />
+      <ForkActions token={token} />
       <Avatars awareness={session.awareness} />
       <NameEditor />
       {canManage(session.role) && <ShareMenu workspaceId={session.workspace.id} token={token} />}

@@ -1,10 +1,13 @@
 /** Owner-only Share button: creates an edit or view link and copies it to the clipboard. */
 import { useState } from 'react';
-import { shareWorkspace, type ShareLink } from '../api/workspaces.ts';
+import { shareWorkspace, type ShareLink, type ShareRole } from '../api/workspaces.ts';
 import { ApiError } from '../api/http.ts';
 import { useUi } from '../state/ui.ts';
 import { Popover } from '../ui/Popover.tsx';
 import { copyText as copy } from '../ui/clipboard.ts';
+import { useRosterPanel } from '../forks/useClassroom.ts';
+
+const LINK_LABEL: Record<ShareRole, string> = { editor: 'Edit link', viewer: 'View-only link', handout: 'Hand-out link (a copy for each person)' };
 
 export function ShareMenu({ workspaceId, token }: { workspaceId: string; token: string }) {
   const open = useUi((s) => s.shareOpen);
@@ -14,13 +17,15 @@ export function ShareMenu({ workspaceId, token }: { workspaceId: string; token: 
   const [copied, setCopied] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
-  const create = async (role: 'editor' | 'viewer') => {
+  const create = async (role: ShareRole) => {
     setBusy(true);
     setError(null);
     setCopied(false);
     try {
       const l = await shareWorkspace(token, workspaceId, role);
       setLink(l);
+      // The class roster opens as soon as someone has their copy.
+      if (role === 'handout') useRosterPanel.getState().setOpen(true);
       setCopied(await copy(l.url));
     } catch (e) {
       setError(e instanceof ApiError ? e.message : String(e));
@@ -45,10 +50,16 @@ export function ShareMenu({ workspaceId, token }: { workspaceId: string; token: 
             Create view-only link
           </button>
         </div>
+        <div className="row gap share-handout">
+          <button className="btn" data-testid="share-handout" disabled={busy} onClick={() => create('handout')}>
+            Create hand-out link
+          </button>
+          <span className="muted">Everyone who opens it gets their own copy; you see each copy under Class.</span>
+        </div>
         {link && (
           <div className="share-result">
             <label className="muted" htmlFor="share-url">
-              {link.role === 'editor' ? 'Edit link' : 'View-only link'}
+              {LINK_LABEL[link.role]}
               {link.expires ? `, valid until ${new Date(link.expires * (link.expires < 1e12 ? 1000 : 1)).toLocaleDateString()}` : ''}
             </label>
             <div className="row gap">

@@ -20,6 +20,9 @@ import { NotebookToolbar } from '../notebook/NotebookToolbar.tsx';
 import { AnalysesPanel } from '../analyses/AnalysesPanel.tsx';
 import { useRoiLayerSync } from '../analyses/useJobs.ts';
 import { AtlasPanel } from '../atlas/AtlasPanel.tsx';
+import { RosterPanel } from '../forks/RosterPanel.tsx';
+import { HistoryPanel } from '../history/HistoryPanel.tsx';
+import { PresenterBar } from '../presenter/PresenterBar.tsx';
 
 /** True when a key event belongs to a text field or editor (its own undo, its own `?`). */
 const inEditable = (t: EventTarget | null) =>
@@ -57,6 +60,7 @@ export function WorkspaceLayout({ token }: { token: string }) {
     <ApiTokenContext.Provider value={token}>
     <div className="workspace-page">
       <Header token={token} />
+      <PresenterBar />
       {session.role === 'viewer' && (
         <div className="banner banner-readonly" data-testid="read-only-banner" role="status">
           View only — you can read and follow along, but not edit this workspace.
@@ -77,6 +81,8 @@ export function WorkspaceLayout({ token }: { token: string }) {
           {snap.ready ? (
             <DropZone>
               <NotebookToolbar />
+              <RosterPanel token={token} />
+              {ui.historyOpen && <HistoryPanel token={token} onClose={() => ui.setHistoryOpen(false)} />}
               {ui.dataOpen && <DataPanel />}
               {ui.analysesOpen && <AnalysesPanel onClose={() => ui.setAnalysesOpen(false)} />}
               <Notebook />

@@ -6,7 +6,7 @@ import { useEffect, useState } from 'react';
 import type { Role } from '@plexus/shared';
 import { agentTestHooks, type AgentTestHooks } from '../agent/testHooks.ts';
 import { ApiError } from '../api/http.ts';
-import { forgetToken, linkTokenProblem, tokenFor } from '../api/tokens.ts';
+import { decodeClaims, forgetToken, linkTokenProblem, tokenFor } from '../api/tokens.ts';
 import { getWorkspace, type Workspace } from '../api/workspaces.ts';
 import { navigate } from '../app/router.ts';
 import { SessionContext } from '../collab/context.tsx';
@@ -15,6 +15,7 @@ import { useLocalUser } from '../state/user.ts';
 import { CenteredPage } from '../ui/CenteredPage.tsx';
 import { NoAccessPage } from '../ui/NoAccessPage.tsx';
 import { WorkspaceLayout } from './WorkspaceLayout.tsx';
+import { HandoutPage } from '../forks/HandoutPage.tsx';
 
 declare global {
   interface Window {
@@ -27,11 +28,13 @@ type Load = { state: 'loading' } | { state: 'error'; error: ApiError } | { state
 
 export function WorkspacePage({ id }: { id: string }) {
   const token = tokenFor(id);
+  // A hand-out link opens nothing but the person's own fork of the workspace.
+  const handout = !!(token && decodeClaims(token)?.handout);
   const [load, setLoad] = useState<Load>({ state: 'loading' });
   const [attempt, setAttempt] = useState(0);
 
   useEffect(() => {
-    if (!token) return;
+    if (!token || handout) return;
     const ctl = new AbortController();
     setLoad({ state: 'loading' });
     getWorkspace(token, id, ctl.signal).then(
@@ -44,9 +47,10 @@ export function WorkspacePage({ id }: { id: string }) {
       },
     );
     return () => ctl.abort();
-  }, [id, token, attempt]);
+  }, [id, token, attempt, handout]);
 
   if (!token) return <NoAccessPage reason={linkTokenProblem()} />;
+  if (handout) return <HandoutPage id={id} token={token} />;
   if (load.state === 'loading') return <CenteredPage title="Opening workspace…" testId="workspace-loading" />;
   if (load.state === 'error') {
     const e = load.error;

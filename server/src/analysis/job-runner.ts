@@ -4,7 +4,7 @@
  * own heap limit and a wall-clock limit, talking in JSON lines on stdout (`progress` with a stage,
  * frames done and total, then `done` or `error`), so a long job neither blocks the sync server's
  * event loop nor competes with people's typing. Progress is thinned to one report per 400 ms (the
- * last of a stage always passes) and given an estimate of the time left.
+ * first and the last of a stage always pass) and given an estimate of the time left.
  * Effects: spawns processes, timers.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -52,18 +52,20 @@ export interface JobProcess {
 
 /**
  * Starts `node --import tsx <main> <specFile>` under the limits. `onProgress` gets the thinned
- * progress; `onTimeout` runs just before a process past its time limit is killed (SIGKILL).
+ * progress; `onTimeout` runs just before a process past its time limit is killed (SIGKILL). The
+ * process's environment is PATH and `env` (secrets it needs go there, never in its spec file).
  */
 export function runJobProcess(
   main: string,
   specFile: string,
   limits: JobProcessLimits,
   on: { progress: (p: JobProgress) => void; timeout: () => void },
+  env: Record<string, string> = {},
 ): JobProcess {
   const nodeArgs = [`--max-old-space-size=${limits.memoryMb}`, '--import', 'tsx', main, specFile];
   const cmd = limits.nice > 0 && hasNice() ? 'nice' : process.execPath;
   const args = cmd === 'nice' ? ['-n', String(limits.nice), process.execPath, ...nodeArgs] : nodeArgs;
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: '' } });
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, PATH: process.env.PATH ?? '', NODE_OPTIONS: '' } });
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr = (stderr + b.toString('utf8')).slice(-4000)));
   let outcome: JobOutcome | null = null;
@@ -84,12 +86,13 @@ export function runJobProcess(
       }
       if (m.type === 'progress' && typeof m.stage === 'string') {
         const now = Date.now();
-        if (!stageStart.has(m.stage)) stageStart.set(m.stage, now);
+        const first = !stageStart.has(m.stage);
+        if (first) stageStart.set(m.stage, now);
         const done = Number(m.done) || 0;
         const total = Math.max(1, Number(m.total) || 1);
         const elapsed = (now - stageStart.get(m.stage)!) / 1000;
         const eta = done > 0 && elapsed > 0.5 ? Math.round((elapsed / done) * (total - done)) : null;
-        if (now - lastWrite < 400 && done !== total) continue;
+        if (now - lastWrite < 400 && done !== total && !first) continue;
         lastWrite = now;
         on.progress({ stage: m.stage, done, total, eta, at: now });
       } else if (m.type === 'done' || m.type === 'error') outcome = m;

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Hocuspocus } from '@hocuspocus/server';
-import { registerTable, serverOrigin, type JobRequester } from '@plexus/shared';
+import { registerTable, serverOrigin, type DataTable, type JobRequester, type Origin } from '@plexus/shared';
 import type * as Y from 'yjs';
 import type { ServerConfig } from '../config.ts';
 import { withDoc } from '../http/doc-access.ts';
@@ -23,10 +23,13 @@ import type { CalciumJobSpec } from './calcium-job-main.ts';
 import { TiffImports } from './tiff-jobs.ts';
 import type { TiffImportSpec } from './tiff-import-main.ts';
 
-/** Registers a CSV file as table `name` of workspace `ws` (stored the way uploads are), replacing one of that name. */
-export function resultTableRegistrar(deps: { config: ServerConfig; hocuspocus: Hocuspocus; kernels: KernelManager }) {
+/**
+ * Registers a CSV file as table `name` of workspace `ws` (stored the way uploads are), replacing one
+ * of that name, with `origin` (the calcium jobs' by default); `more` adds to its registry entry.
+ */
+export function resultTableRegistrar(deps: { config: ServerConfig; hocuspocus: Hocuspocus; kernels: KernelManager }, origin: Origin = serverOrigin('calcium')) {
   const { config, hocuspocus, kernels } = deps;
-  return async (ws: string, name: string, csvFile: string, by: JobRequester, still?: (doc: Y.Doc) => boolean): Promise<void> => {
+  return async (ws: string, name: string, csvFile: string, by: JobRequester, still?: (doc: Y.Doc) => boolean, more: Pick<DataTable, 'segmentSource'> = {}): Promise<void> => {
     // One registration of a table at a time (a job's result tables and people's ROI edits written
     // into them replace the same file: the file must match the registry), and no preview reads it
     // meanwhile.
@@ -44,7 +47,7 @@ export function resultTableRegistrar(deps: { config: ServerConfig; hocuspocus: H
         limits: { maxBytes: Math.max(config.uploadMaxBytes, stat.size), timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
       });
       await withDoc(hocuspocus, ws, (doc) =>
-        registerTable(doc, { name: t.name, fileName: `${name}.csv`, format: t.format, columns: t.columns, rows: t.rows, bytes: t.bytes, storedBytes: t.storedBytes, uploadedBy: { id: by.id, ...(by.name ? { name: by.name } : {}) }, created: Date.now() }, serverOrigin('calcium')),
+        registerTable(doc, { name: t.name, fileName: `${name}.csv`, format: t.format, columns: t.columns, rows: t.rows, bytes: t.bytes, storedBytes: t.storedBytes, uploadedBy: { id: by.id, ...(by.name ? { name: by.name } : {}) }, created: Date.now(), ...more }, origin),
       );
     } finally {
       release();

@@ -4,8 +4,9 @@
  * nor competes with people's typing). Reads its spec (a JSON file named on the command line),
  * opens the source table's DuckDB file read-only (in this process: the server's `fileTurn` orders
  * opens within the server process, and read-only opens of separate processes do not conflict),
- * reads the columns the method uses in row order, projects (projection.ts) and writes the
- * coordinates as CSV `row,x,y,cluster`.
+ * reads the columns the method uses in row order — for an embeddings map, asks the embedding
+ * service for the texts' vectors (embeddings.ts; its key comes in the environment, never in the
+ * spec) — projects (projection.ts) and writes the coordinates as CSV `row,x,y,cluster`.
  *
  * `row` is the row's 0-based position in the source table: DuckDB's rowid of the stored table,
  * which is the order of the uploaded file and the order `SELECT * FROM <table>` returns its rows.
@@ -13,13 +14,14 @@
  * Talks to its parent in JSON lines on stdout: `progress` {stage, done, total}, then `done`
  * {points, how, labels} or `error` {message}. SIGTERM ends it (a newer request superseded it).
  * It runs no user code: its inputs are table and column names checked against the table.
- * Effects: reads the table file, writes the CSV, stdout.
+ * Effects: reads the table file, writes the CSV, stdout; network for embeddings maps.
  */
 import fs from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import type { AtlasMethod } from '@plexus/shared';
+import { isTextMethod, type AtlasMethod } from '@plexus/shared';
 import { quoteIdent } from '../data/guarded-duckdb.ts';
-import { project, ProjectionError, type ProjectionInput } from './projection.ts';
+import { EMBEDDINGS_KEY_ENV, embedTexts, type EmbeddingsService } from './embeddings.ts';
+import { project, ProjectionError, type EmbeddingsInput, type ProjectionInput } from './projection.ts';
 import { pickColumns } from './source-columns.ts';
 
 const fail = (message: string): never => {
@@ -40,6 +42,8 @@ export interface AtlasJobSpec {
   maxRows: number;
   /** DuckDB's memory limit while reading (MB). */
   memoryMb: number;
+  /** The embedding service (embeddings maps only). */
+  embeddings?: EmbeddingsService;
 }
 
 const say = (m: Record<string, unknown>) => process.stdout.write(JSON.stringify(m) + '\n');
@@ -79,25 +83,30 @@ async function readColumns(conn: DuckDBConnection, cols: string[], text: boolean
 
 async function main(): Promise<void> {
   const spec = JSON.parse(fs.readFileSync(process.argv[2]!, 'utf8')) as AtlasJobSpec;
+  const service = spec.method === 'embeddings' ? (spec.embeddings ?? fail('this server has no embedding service (PLEXUS_EMBEDDINGS_URL)')) : null;
   progress('reading', 0, 1);
   const inst = await DuckDBInstance.create(spec.tableFile, { access_mode: 'READ_ONLY', threads: '1', max_memory: `${spec.memoryMb}MB`, temp_directory: '', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
   const conn = await inst.connect();
-  let input: ProjectionInput;
-  let rowIds: Int32Array;
+  let cols: string[];
+  let read: Awaited<ReturnType<typeof readColumns>>;
   try {
     const all = (await conn.runAndReadAll('DESCRIBE data')).getRowObjectsJS().map((c) => ({ name: String(c.column_name), type: String(c.column_type) }));
-    const cols = pickColumns(spec, all);
+    cols = pickColumns(spec, all);
     const n = Number((await conn.runAndReadAll('SELECT count(*) AS n FROM data')).getRowObjectsJS()[0]!.n);
     if (!n) fail(`table "${spec.table}" has no rows`);
     if (n > spec.maxRows) fail(`table "${spec.table}" has ${n.toLocaleString('en-US')} rows; maps are made of at most ${spec.maxRows.toLocaleString('en-US')} (filter or sample it into a new table with SQL first)`);
-    const text = spec.method === 'tfidf';
-    const r = await readColumns(conn, cols, text, n);
-    rowIds = r.rows;
-    input = text ? { method: 'tfidf', name: cols[0]!, texts: r.texts } : { method: spec.method as 'columns' | 'pca' | 'umap', names: cols, columns: r.numbers };
+    if (service && n > service.maxRows) fail(`table "${spec.table}" has ${n.toLocaleString('en-US')} rows; embeddings maps are made of at most ${service.maxRows.toLocaleString('en-US')} (PLEXUS_EMBEDDINGS_MAX_ROWS): sample it into a new table with SQL first, or make a TF-IDF map (computed locally)`);
+    read = await readColumns(conn, cols, isTextMethod(spec.method), n);
   } finally {
     conn.closeSync();
     inst.closeSync();
   }
+  const rowIds = read.rows;
+  const { texts, numbers } = read;
+  // The service is asked once the table is closed: its answers may take minutes.
+  const input: ProjectionInput | EmbeddingsInput = service
+    ? { method: 'embeddings', name: cols[0]!, texts, embeddings: await embedTexts(texts, service, process.env[EMBEDDINGS_KEY_ENV] || null, progress) }
+    : isTextMethod(spec.method) ? { method: 'tfidf', name: cols[0]!, texts } : { method: spec.method as 'columns' | 'pca' | 'umap', names: cols, columns: numbers };
   const p = project(input, { seed: spec.seed, umapFitRows: spec.umapFitRows, onProgress: progress });
   progress('writing', 0, 1);
   const lines = ['row,x,y,cluster'];

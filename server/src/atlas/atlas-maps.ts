@@ -4,8 +4,10 @@
  *
  * - A map appears (or is replaced), or its source table is registered anew: its coordinates are
  *   computed in a child process (atlas-job-main.ts, under the job limits: `nice`, a heap limit, a
- *   time limit), never on the event loop. `coords` goes queued → running {stage, done, total} →
- *   done (table, points, labels, how) or error (a message for people). One job per map at a time;
+ *   time limit), never on the event loop. An embeddings map asks the configured embedding service
+ *   from that process (its key in the process's environment only); without a service it ends in
+ *   an error that says so and offers the local TF-IDF map. `coords` goes queued → running
+ *   {stage, done, total} → done (table, points, labels, how) or error (a message for people). One job per map at a time;
  *   a newer request supersedes the running one (its process is ended, its results dropped). At
  *   most PLEXUS_JOBS maps compute at once; the others wait, queued.
  * - The coordinates become table `<source>_map` (`_map_2`, … for further maps of one table;
@@ -17,6 +19,10 @@
  *   (registered again, so SQL cells over it re-run). One write per map at a time; changes that
  *   arrive meanwhile are taken together by the next one. No selection: the table has the columns
  *   and no rows. A marker file per map remembers what the table holds, so a reload rewrites nothing.
+ * - Then, for a map of a table of ROIs (a calcium analysis's `rois`, or a table that names its
+ *   segmentation), the ROIs of the selected and highlighted rows show in the shared viewer: their
+ *   ids are read from the selection table and the source (segment-ids.ts) and written with
+ *   `writeAtlasViewer` (shared/src/atlas/atlas-viewer.ts), dropped when the map moved on since.
  * - A map removed: its two tables are unregistered and their files deleted.
  * - A source table removed: the map's coordinates say so (error).
  * Every document write goes through the shared helpers with origin serverOrigin('atlas').
@@ -30,7 +36,7 @@ import { fileURLToPath } from 'node:url';
 import type { Extension } from '@hocuspocus/server';
 import type * as Y from 'yjs';
 import {
-  getAtlasMap, getTable, listAtlasMaps, observeAtlas, registerTable, serverOrigin, setAtlasCoords, unregisterTable,
+  atlasViewerBasis, clearAtlasViewer, getAtlasMap, getTable, listAtlasMaps, observeAtlas, registerTable, segmentTableOf, serverOrigin, setAtlasCoords, unregisterTable, writeAtlasViewer,
   type AtlasChange, type AtlasCoords, type AtlasMapView, type AtlasSelection,
 } from '@plexus/shared';
 import { fileTurn, type DataLimits } from '../data/guarded-duckdb.ts';
@@ -39,8 +45,10 @@ import { importUpload, type UploadLimits } from '../kernel/uploads.ts';
 import type { Logger } from '../log.ts';
 import { outOfMemory, runJobProcess, type JobProcessLimits } from '../analysis/job-runner.ts';
 import type { AtlasJobSpec } from './atlas-job-main.ts';
+import { EMBEDDINGS_KEY_ENV, type EmbeddingsConfig, type EmbeddingsService } from './embeddings.ts';
 import { exportSelection } from './atlas-tables.ts';
 import { DEFAULT_SEED } from './projection.ts';
+import { readSegmentIds } from './segment-ids.ts';
 import { pickColumns } from './source-columns.ts';
 import { chooseMapTableName, selectionTableName } from './table-names.ts';
 
@@ -63,6 +71,8 @@ export interface AtlasMapsOptions {
   upload: UploadLimits;
   /** Limits of the DuckDB reads that export a selection. */
   reads: DataLimits;
+  /** The embedding service of embeddings maps (null or absent: none). */
+  embeddings?: EmbeddingsConfig | null;
   seed?: number;
   umapFitRows?: number;
   maxRows?: number;
@@ -100,6 +110,12 @@ class Slots {
       else this.active--;
     };
   }
+}
+
+/** The service as the job's spec file holds it: the key goes in the process's environment only. */
+function withoutKey(c: EmbeddingsConfig): EmbeddingsService {
+  const { apiKey: _key, ...service } = c;
+  return service;
 }
 
 const geometry = (s: AtlasSelection | null) => (!s ? null : s.kind === 'rect' ? [s.x0, s.y0, s.x1, s.y1] : s.points);
@@ -283,6 +299,8 @@ export class AtlasMaps {
       } catch (e) {
         return { error: (e as Error).message };
       }
+      if (m.method === 'embeddings' && !this.opts.embeddings)
+        return { error: `this server has no embedding service (its administrator sets PLEXUS_EMBEDDINGS_URL), so it cannot make an embeddings map: make a TF-IDF map of "${columns[0]}" instead (computed locally)` };
       job.table ??= m.coords?.table ?? this.chooseName(ws, doc, m);
       return { method: m.method, columns, source: m.table, by: m.createdBy || 'atlas' };
     });
@@ -296,9 +314,11 @@ export class AtlasMaps {
     const dir = this.workDir(ws);
     fs.mkdirSync(dir, { recursive: true });
     const stem = path.join(dir, `${id}-${randomBytes(4).toString('hex')}`);
+    const embeddings = plan.method === 'embeddings' ? (this.opts.embeddings ?? null) : null;
     const spec: AtlasJobSpec = {
       tableFile: this.tablePath(ws, plan.source), table: plan.source, method: plan.method, columns: plan.columns, out: `${stem}.csv`,
       seed: this.opts.seed ?? DEFAULT_SEED, umapFitRows: this.opts.umapFitRows, maxRows: this.opts.maxRows ?? MAX_MAP_ROWS, memoryMb: this.opts.reads.memoryMb,
+      ...(embeddings ? { embeddings: withoutKey(embeddings) } : {}),
     };
     try {
       fs.writeFileSync(`${stem}.json`, JSON.stringify(spec));
@@ -307,7 +327,7 @@ export class AtlasMaps {
       const { child, end } = runJobProcess(MAIN, `${stem}.json`, limits, {
         progress: (p) => void this.setCoords(job, gen, () => ({ status: 'running', table, progress: { stage: p.stage, done: p.done, total: p.total }, at: Date.now() })),
         timeout: () => (timedOut = true),
-      });
+      }, embeddings?.apiKey ? { [EMBEDDINGS_KEY_ENV]: embeddings.apiKey } : {});
       job.child = child;
       const { code, outcome, stderr } = await end;
       if (job.child === child) job.child = null;
@@ -363,25 +383,35 @@ export class AtlasMaps {
       }
       job.sel.again = false;
       await this.writeSelection(job).catch((e: Error) => this.opts.log.warn('atlas selection table not written', { ws: job.ws, map: job.id, err: e.message }));
+      await this.writeViewer(job).catch((e: Error) => this.opts.log.warn('atlas viewer highlight not written', { ws: job.ws, map: job.id, err: e.message }));
     }
+  }
+
+  /** What the selection table of a map with done coordinates must hold (`key`, as its marker says), or null. */
+  private selectionState(doc: Y.Doc, id: string) {
+    const m = getAtlasMap(doc, id);
+    const coordsTable = m?.coords?.status === 'done' ? m.coords.table : undefined;
+    if (!m || !coordsTable) return null;
+    const src = getTable(doc, m.table);
+    const coords = getTable(doc, coordsTable);
+    if (!src || !coords) return null;
+    const name = selectionTableName(coordsTable);
+    const key = JSON.stringify({ table: name, selection: geometry(m.selection), coords: coords.created, source: src.created });
+    return { m: { table: m.table, selection: m.selection, by: m.createdBy || 'atlas' }, coordsTable, name, key, registered: getTable(doc, name) !== null };
+  }
+
+  /** Whether the registered selection table holds `state` (its marker says so). */
+  private holds(ws: string, id: string, state: { key: string; registered: boolean }): boolean {
+    const marker = this.marker(ws, id);
+    return state.registered && fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === state.key;
   }
 
   private async writeSelection(job: MapJob): Promise<void> {
     const { ws, id } = job;
-    const state = await this.opts.change(ws, (doc) => {
-      const m = getAtlasMap(doc, id);
-      const coordsTable = m?.coords?.status === 'done' ? m.coords.table : undefined;
-      if (!m || !coordsTable) return null;
-      const src = getTable(doc, m.table);
-      const coords = getTable(doc, coordsTable);
-      if (!src || !coords) return null;
-      const name = selectionTableName(coordsTable);
-      const key = JSON.stringify({ table: name, selection: geometry(m.selection), coords: coords.created, source: src.created });
-      return { m: { table: m.table, selection: m.selection, by: m.createdBy || 'atlas' }, coordsTable, name, key, registered: getTable(doc, name) !== null };
-    });
+    const state = await this.opts.change(ws, (doc) => this.selectionState(doc, id));
     if (!state) return;
     const marker = this.marker(ws, id);
-    if (state.registered && fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === state.key) return;
+    if (this.holds(ws, id, state)) return;
     fs.mkdirSync(this.workDir(ws), { recursive: true });
     const out = path.join(this.workDir(ws), `${id}-selection-${randomBytes(4).toString('hex')}.parquet`);
     try {
@@ -391,6 +421,29 @@ export class AtlasMaps {
     } finally {
       fs.rmSync(out, { force: true });
     }
+  }
+
+  /**
+   * The ROIs of a map's selected and highlighted rows in the viewer (maps of ROI tables only):
+   * their ids read from the selection table (once it holds the current selection) and from the
+   * source table, then written unless the map moved on meanwhile (the loop comes back for that).
+   */
+  private async writeViewer(job: MapJob): Promise<void> {
+    const { ws, id } = job;
+    const plan = await this.opts.change(ws, (doc) => {
+      const state = this.selectionState(doc, id);
+      const m = getAtlasMap(doc, id);
+      if (!state || !m) return null;
+      if (!segmentTableOf(doc, m.table)) {
+        // Not (or no longer) a table of ROIs: nothing of it shows in the viewer.
+        clearAtlasViewer(doc, m.map, ORIGIN);
+        return null;
+      }
+      return { state, basis: atlasViewerBasis(doc, id)! };
+    });
+    if (!plan || !this.holds(ws, id, plan.state)) return;
+    const found = await readSegmentIds({ source: this.tablePath(ws, plan.state.m.table), selection: this.tablePath(ws, plan.state.name) }, plan.basis.highlight ?? [], this.opts.reads);
+    await this.opts.change(ws, (doc) => writeAtlasViewer(doc, id, found, plan.basis, ORIGIN));
   }
 
   /** A map was removed: its job ends and its tables go (unless a map of that id is back, e.g. undone). */
@@ -430,5 +483,10 @@ export class AtlasMaps {
     job.wanted = false;
     job.child?.kill('SIGTERM');
     void this.setCoords(job, job.gen, () => ({ status: 'error', error: `table "${name}" was removed from this workspace; upload it again to see this map`, ...(job.table ? { table: job.table } : {}), at: Date.now() }));
+    // Its rows' ROIs leave the viewer with it.
+    void this.opts.change(ws, (doc) => {
+      const m = getAtlasMap(doc, id);
+      if (m) clearAtlasViewer(doc, m.map, ORIGIN);
+    }).catch((e: Error) => this.opts.log.warn('atlas viewer highlight not cleared', { ws, map: id, err: e.message }));
   }
 }

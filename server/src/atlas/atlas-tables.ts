@@ -9,9 +9,8 @@
  * Effects: DuckDB reads, one Parquet file written per selection export.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { inSelection, selectionBoundingBox, type AtlasSelection, type Json, type TableColumn } from '@plexus/shared';
+import { encodePoints, inSelection, selectionBoundingBox, type AtlasSelection, type Json, type PointsColor, type PointsInput, type TableColumn } from '@plexus/shared';
 import { DataError, fileTurn, isNumericType, quoteIdent, quoteLiteral, withDuckDB, type DataLimits } from '../data/guarded-duckdb.ts';
 import { jsonRow } from '../kernel/results.ts';
 import { MAP_COLUMNS, sourceColumnName } from './table-names.ts';
@@ -43,14 +42,12 @@ export async function withAttached<T>(files: Record<string, string>, limits: Dat
   }
 }
 
-export type ColorMeta = null | { kind: 'numeric'; column: string; min: number | null; max: number | null } | { kind: 'categorical'; column: string; categories: string[] };
-
-export interface Points {
+/** A map's points as readPoints gives them (the encoder's input, @plexus/shared points-format.ts). */
+export interface Points extends PointsInput {
   x: Float32Array;
   y: Float32Array;
   row: Uint32Array;
   color: Float32Array | null;
-  meta: { bounds: [number, number, number, number]; color: ColorMeta; total: number; sampled: false };
 }
 
 /** How a column colours a map: `numeric` (its values), `categorical` (≤ 50 distinct values), or not at all. */
@@ -119,42 +116,23 @@ export async function readPoints(
       if (Number.isFinite(y[i]!)) (y0 = Math.min(y0, y[i]!)), (y1 = Math.max(y1, y[i]!));
     }
     const bounds: [number, number, number, number] = Number.isFinite(x0) && Number.isFinite(y0) ? [x0, y0, x1, y1] : [0, 0, 0, 0];
-    let meta: ColorMeta = null;
+    let meta: PointsColor | null = null;
     if (color && categories) meta = { kind: 'categorical', column: color.column, categories };
     else if (color && values) {
       let lo = Infinity;
       let hi = -Infinity;
       for (const v of values) if (Number.isFinite(v)) (lo = Math.min(lo, v)), (hi = Math.max(hi, v));
-      meta = { kind: 'numeric', column: color.column, min: Number.isFinite(lo) ? lo : null, max: Number.isFinite(hi) ? hi : null };
+      // No finite value: NaN, which the format writes as null.
+      meta = { kind: 'numeric', column: color.column, min: Number.isFinite(lo) ? lo : NaN, max: Number.isFinite(hi) ? hi : NaN };
     }
     return { x, y, row, color: values, meta: { bounds, color: meta, total, sampled: false } };
   });
 }
 
-/**
- * The binary answer of `GET …/atlas/:map/points`: uint32 LE n, uint32 LE metaLen, metaLen bytes of
- * UTF-8 JSON meta, zero padding to a multiple of 4, then Float32 x[n], Float32 y[n], Uint32 row[n]
- * and, when a colour was asked, Float32 color[n] (all little-endian).
- */
-export function encodePoints(p: Points): Buffer {
-  const n = p.row.length;
-  const meta = Buffer.from(JSON.stringify(p.meta), 'utf8');
-  const head = 8 + meta.length;
-  const start = head + ((4 - (head % 4)) % 4);
-  const arrays = p.color ? 4 : 3;
-  const buf = Buffer.alloc(start + arrays * 4 * n);
-  buf.writeUInt32LE(n, 0);
-  buf.writeUInt32LE(meta.length, 4);
-  meta.copy(buf, 8);
-  const arraysOut = [p.x, p.y, p.row, ...(p.color ? [p.color] : [])];
-  if (os.endianness() === 'LE') {
-    // Buffer.alloc gives a buffer of its own (offset 0) and `start` is a multiple of 4: copy whole arrays.
-    arraysOut.forEach((a, k) => new Uint8Array(buf.buffer, buf.byteOffset + start + 4 * n * k, 4 * n).set(new Uint8Array(a.buffer, a.byteOffset, 4 * n)));
-    return buf;
-  }
-  let o = start;
-  for (const a of arraysOut) for (const v of a) (a instanceof Uint32Array ? buf.writeUInt32LE(v, o) : buf.writeFloatLE(v, o), (o += 4));
-  return buf;
+/** The body of `GET …/atlas/:map/points`: the shared points format (@plexus/shared points-format.ts), as a Buffer without a copy. */
+export function pointsBody(p: Points): Buffer {
+  const bytes = encodePoints(p);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Rows of the source table by number (0-based rowid), each `{ row, ...values }`; a source column `row` is `source_row`. */

@@ -15,3 +15,24 @@ export function nearestCentroidAccuracy(x: Float64Array, y: Float64Array, truth:
   });
   return ok / truth.length;
 }
+
+/**
+ * How far apart known groups lie: `between`, the smallest distance between points of different
+ * groups, and `within`, the largest distance from a point to its nearest neighbour of its own
+ * group. `between` > `within`: every group is a separate island. O(n²): for tests.
+ */
+export function groupSeparation(x: ArrayLike<number>, y: ArrayLike<number>, truth: ArrayLike<number>): { between: number; within: number } {
+  let between = Infinity;
+  let within = 0;
+  for (let i = 0; i < truth.length; i++) {
+    let nearest = Infinity;
+    for (let j = 0; j < truth.length; j++) {
+      if (i === j) continue;
+      const d = Math.hypot(x[i]! - x[j]!, y[i]! - y[j]!);
+      if (truth[i] === truth[j]) nearest = Math.min(nearest, d);
+      else between = Math.min(between, d);
+    }
+    if (nearest < Infinity) within = Math.max(within, nearest);
+  }
+  return { between, within };
+}

@@ -2,7 +2,7 @@
  * Which columns of a source table a map reads, checked against the table's columns and types, with
  * the messages people see when a map cannot be made of them. Pure module.
  */
-import type { AtlasMethod } from '@plexus/shared';
+import { isTextMethod, type AtlasMethod } from '@plexus/shared';
 import { isNumericType } from '../data/guarded-duckdb.ts';
 import { ProjectionError } from './projection.ts';
 
@@ -21,10 +21,11 @@ export function pickColumns(spec: { method: AtlasMethod; columns: string[]; tabl
   // A column of that name hides DuckDB's row numbers, which a map's rows are.
   if (all.some((c) => c.name.toLowerCase() === 'rowid')) fail(`table "${table}" has a column named "${all.find((c) => c.name.toLowerCase() === 'rowid')!.name}", which hides its row numbers: rename that column and upload the table again`);
   for (const c of spec.columns) if (!byName.has(c)) fail(`table "${table}" has no column "${c}" (its columns: ${listed(all.map((x) => x.name))})`);
-  if (method === 'tfidf') {
+  if (isTextMethod(method)) {
+    const map = method === 'tfidf' ? 'a TF-IDF map' : 'an embeddings map';
     const texts = all.filter((c) => isText(c.type)).map((c) => c.name);
-    const col = spec.columns[0] ?? texts[0] ?? fail(`table "${table}" has no text column for a TF-IDF map`);
-    if (!isText(byName.get(col)!)) fail(`column "${col}" is ${byName.get(col)}, not text: a TF-IDF map needs a text column (text columns here: ${listed(texts)})`);
+    const col = spec.columns[0] ?? texts[0] ?? fail(`table "${table}" has no text column for ${map}`);
+    if (!isText(byName.get(col)!)) fail(`column "${col}" is ${byName.get(col)}, not text: ${map} needs a text column (text columns here: ${listed(texts)})`);
     return [col];
   }
   const method_ = method === 'columns' ? 'a "columns" map' : method === 'pca' ? 'PCA' : 'UMAP';

@@ -3,13 +3,12 @@
  * words of each row (lower-cased word tokens, English stop words dropped, sublinear term
  * frequency, smoothed IDF, rows L2-normalised), then a truncated SVD of the centred vectors to two
  * dimensions (i.e. their first two principal components), computed by a seeded randomized SVD
- * (Halko, Martinsson & Tropp 2011) that only ever multiplies the sparse matrix by thin dense ones.
- * `ml-matrix` gives the eigen decomposition of the small (l × l) matrix at the end.
+ * (randomized-svd.ts) that only ever multiplies the sparse matrix by thin dense ones. The words
+ * also name the clusters of embedding maps (`topTerms`).
  * Pure module (CPU only; the job process runs it).
  */
-import { EigenvalueDecomposition, Matrix } from 'ml-matrix';
 import type { Progress } from './numeric-projection.ts';
-import { gaussian, seededRandom } from './seeded-random.ts';
+import { principalScores, type CentredMatrix } from './randomized-svd.ts';
 
 /** Most terms kept (the most frequent by document frequency). */
 export const MAX_TERMS = 20_000;
@@ -105,118 +104,47 @@ function columnMeans(m: TfIdf): Float64Array {
   return mu;
 }
 
-/** (X − 1μᵀ) · B, B terms × l (column-major: B[c] is a column). Returns rows × l, column-major. */
-function timesDense(m: TfIdf, mu: Float64Array, B: Float64Array[]): Float64Array[] {
-  return B.map((b) => {
-    let shift = 0;
-    for (let j = 0; j < mu.length; j++) shift += mu[j]! * b[j]!;
-    const out = new Float64Array(m.rows);
-    for (let r = 0; r < m.rows; r++) {
-      let s = 0;
-      for (let k = m.indptr[r]!; k < m.indptr[r + 1]!; k++) s += m.values[k]! * b[m.indices[k]!]!;
-      out[r] = s - shift;
-    }
-    return out;
-  });
-}
-
-/** (X − 1μᵀ)ᵀ · A, A rows × l (column-major). Returns terms × l, column-major. */
-function transposeTimesDense(m: TfIdf, mu: Float64Array, A: Float64Array[]): Float64Array[] {
-  return A.map((a) => {
-    const out = new Float64Array(m.terms.length);
-    let total = 0;
-    for (let r = 0; r < m.rows; r++) {
-      const ar = a[r]!;
-      total += ar;
-      if (!ar) continue;
-      for (let k = m.indptr[r]!; k < m.indptr[r + 1]!; k++) out[m.indices[k]!] += m.values[k]! * ar;
-    }
-    for (let j = 0; j < out.length; j++) out[j] -= mu[j]! * total;
-    return out;
-  });
-}
-
-/** Orthonormalises the columns in place (modified Gram–Schmidt, twice for stability); drops none (a dependent column becomes zeros). */
-function orthonormalise(cols: Float64Array[]): void {
-  for (let pass = 0; pass < 2; pass++)
-    for (let c = 0; c < cols.length; c++) {
-      const v = cols[c]!;
-      for (let p = 0; p < c; p++) {
-        const u = cols[p]!;
-        let dot = 0;
-        for (let i = 0; i < v.length; i++) dot += u[i]! * v[i]!;
-        for (let i = 0; i < v.length; i++) v[i] -= dot * u[i]!;
-      }
-      let norm = 0;
-      for (let i = 0; i < v.length; i++) norm += v[i]! * v[i]!;
-      norm = Math.sqrt(norm);
-      if (norm > 1e-12) for (let i = 0; i < v.length; i++) v[i] /= norm;
-      else v.fill(0);
-    }
+/** The centred TF-IDF matrix X − 1μᵀ as products with thin dense matrices (the sparse matrix is never made dense). */
+function centred(m: TfIdf, mu: Float64Array): CentredMatrix {
+  return {
+    rows: m.rows,
+    cols: m.terms.length,
+    times: (B) =>
+      B.map((b) => {
+        let shift = 0;
+        for (let j = 0; j < mu.length; j++) shift += mu[j]! * b[j]!;
+        const out = new Float64Array(m.rows);
+        for (let r = 0; r < m.rows; r++) {
+          let s = 0;
+          for (let k = m.indptr[r]!; k < m.indptr[r + 1]!; k++) s += m.values[k]! * b[m.indices[k]!]!;
+          out[r] = s - shift;
+        }
+        return out;
+      }),
+    transposeTimes: (A) =>
+      A.map((a) => {
+        const out = new Float64Array(m.terms.length);
+        let total = 0;
+        for (let r = 0; r < m.rows; r++) {
+          const ar = a[r]!;
+          total += ar;
+          if (!ar) continue;
+          for (let k = m.indptr[r]!; k < m.indptr[r + 1]!; k++) out[m.indices[k]!] += m.values[k]! * ar;
+        }
+        for (let j = 0; j < out.length; j++) out[j] -= mu[j]! * total;
+        return out;
+      }),
+  };
 }
 
 /**
  * The rows' coordinates on the first two singular directions of the centred TF-IDF matrix (its
- * principal components), by randomized SVD: l = 12 seeded Gaussian directions, 4 power
- * iterations. Rows without any term sit at the centre (0, 0). Signs fixed: each axis' largest
- * term loading positive.
+ * principal components), by randomized SVD (randomized-svd.ts: 12 seeded Gaussian directions, 4
+ * power iterations). Rows without any term sit at the centre (0, 0). Signs fixed: each axis'
+ * largest term loading positive.
  */
 export function svd2(m: TfIdf, opts: { seed: number; onProgress?: Progress }): { x: Float64Array; y: Float64Array } {
-  const progress = opts.onProgress ?? (() => {});
-  const x = new Float64Array(m.rows);
-  const y = new Float64Array(m.rows);
-  const V = m.terms.length;
-  if (!V || m.rows < 2) return { x, y };
-  const mu = columnMeans(m);
-  const rand = seededRandom(opts.seed);
-  const l = Math.min(12, V, m.rows);
-  const iterations = 4;
-  let omega: Float64Array[] = Array.from({ length: l }, () => Float64Array.from({ length: V }, () => gaussian(rand)));
-  let Q: Float64Array[] = timesDense(m, mu, omega);
-  orthonormalise(Q);
-  for (let it = 0; it < iterations; it++) {
-    progress('svd', it, iterations);
-    omega = transposeTimesDense(m, mu, Q);
-    orthonormalise(omega);
-    Q = timesDense(m, mu, omega);
-    orthonormalise(Q);
-  }
-  progress('svd', iterations, iterations);
-  // B = Qᵀ A (l × V); B Bᵀ = Ũ Σ² Ũᵀ; row coordinates A v_c = Q Ũ_c σ_c.
-  const Bt = transposeTimesDense(m, mu, Q);
-  const BBt = Array.from({ length: l }, (_, a) =>
-    Array.from({ length: l }, (_, b) => {
-      let s = 0;
-      for (let j = 0; j < V; j++) s += Bt[a]![j]! * Bt[b]![j]!;
-      return s;
-    }),
-  );
-  const evd = new EigenvalueDecomposition(new Matrix(BBt), { assumeSymmetric: true });
-  const values = evd.realEigenvalues;
-  const order = values.map((v, i) => [v, i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]).map(([, i]) => i);
-  [x, y].forEach((out, c) => {
-    if (c >= l) return;
-    const col = order[c]!;
-    const sigma = Math.sqrt(Math.max(0, values[col]!));
-    if (!sigma) return;
-    const u = Array.from({ length: l }, (_, a) => evd.eigenvectorMatrix.get(a, col));
-    // Term loadings v = Bᵀ u / σ: fix the sign by the largest one.
-    let big = 0;
-    let bigAbs = -1;
-    for (let j = 0; j < V; j++) {
-      let v = 0;
-      for (let a = 0; a < l; a++) v += Bt[a]![j]! * u[a]!;
-      if (Math.abs(v) > bigAbs + 1e-12) (bigAbs = Math.abs(v)), (big = j);
-    }
-    let vBig = 0;
-    for (let a = 0; a < l; a++) vBig += Bt[a]![big]! * u[a]!;
-    const sign = vBig < 0 ? -1 : 1;
-    for (let a = 0; a < l; a++) {
-      const w = sign * u[a]! * sigma;
-      const q = Q[a]!;
-      for (let r = 0; r < m.rows; r++) out[r] += w * q[r]!;
-    }
-  });
+  const [x, y] = principalScores(centred(m, columnMeans(m)), 2, opts) as [Float64Array, Float64Array];
   for (let r = 0; r < m.rows; r++) if (m.indptr[r] === m.indptr[r + 1]) x[r] = y[r] = 0;
   return { x, y };
 }

@@ -2,7 +2,8 @@
  * Builds the server's `AtlasMaps` from its parts: document writes over a Hocuspocus direct
  * connection (server origin), the kernel's table directories (a map's tables are kernel tables),
  * the server's job limits for the projection processes, the upload limits for importing the
- * tables and the data-read limits for exporting selections. Effects: none until maps appear.
+ * tables, the data-read limits for exporting selections and the embedding service of embeddings
+ * maps. Effects: none until maps appear.
  */
 import type { Hocuspocus } from '@hocuspocus/server';
 import type { ServerConfig } from '../config.ts';
@@ -25,5 +26,6 @@ export function atlasMaps(deps: { config: ServerConfig; hocuspocus: () => Hocusp
     upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
     // A selection export reads and writes every row of the table once: the upload's time limit, not a query's.
     reads: { timeoutMs: config.uploadTimeoutMs, memoryMb: ATLAS_READ_MEMORY_MB },
+    embeddings: config.embeddings,
   });
 }

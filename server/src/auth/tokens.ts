@@ -25,10 +25,11 @@ export class TokenSigner {
   }
 
   /** Issues a token for `ws` with `role`, valid for `ttlSeconds`. */
-  sign(input: { ws: string; role: Role; sub: string; name?: string; ttlSeconds: number; now?: number }): string {
+  sign(input: { ws: string; role: Role; sub: string; name?: string; handout?: boolean; ttlSeconds: number; now?: number }): string {
     const iat = Math.floor((input.now ?? Date.now()) / 1000);
     const claims: TokenClaims = { v: 1, ws: input.ws, role: input.role, sub: input.sub, iat, exp: iat + Math.floor(input.ttlSeconds) };
     if (input.name) claims.name = input.name;
+    if (input.handout) claims.handout = true;
     const payload = b64(JSON.stringify(claims));
     return `${payload}.${b64(this.mac(payload))}`;
   }
@@ -55,8 +56,11 @@ export class TokenSigner {
   }
 }
 
-/** True when the claims grant access to workspace `id`. */
-export const grantsWorkspace = (c: TokenClaims, id: string): boolean => c.ws === '*' || c.ws === id;
+/**
+ * True when the claims grant access to workspace `id` by themselves (forks/registry.ts `grantsAccess` adds the
+ * teacher's access to the forks of their hand-outs). A hand-out link grants none: it only forks.
+ */
+export const grantsWorkspace = (c: TokenClaims, id: string): boolean => !c.handout && (c.ws === '*' || c.ws === id);
 
 /** Reads dataDir/secret.key, creating it (0600) with 32 random bytes on first run. */
 export function loadOrCreateSecret(dataDir: string): Buffer {

@@ -2,14 +2,15 @@
  * Access control as a Hocuspocus extension: verifies the signed token of every connection
  * (workspace, role, expiry), refuses clients holding local state of another document epoch, makes
  * viewer connections read-only on the server. (Awareness ownership is checked per frame in app.ts.)
- * Effects: reads the workspace registry.
+ * Effects: reads the workspace registry (storage).
  */
 import type { Extension, onAuthenticatePayload, beforeHandleAwarenessPayload } from '@hocuspocus/server';
 import { CloseCodes, canWrite, type TokenClaims } from '@plexus/shared';
 import type { TokenSigner } from '../auth/tokens.ts';
-import { TokenError, grantsWorkspace } from '../auth/tokens.ts';
-import type { WorkspaceStore } from '../store/workspace-store.ts';
-import { ProtocolError } from './errors.ts';
+import { TokenError } from '../auth/tokens.ts';
+import { grantsAccess } from '../forks/registry.ts';
+import type { WorkspaceStorage } from '../store/storage.ts';
+import { ProtocolError, closeIfTransient } from './errors.ts';
 import type { Logger } from '../log.ts';
 
 /** What a connection carries after authentication. */
@@ -17,8 +18,11 @@ export interface ConnectionContext {
   claims: TokenClaims;
 }
 
-/** Verifies a token for workspace `ws` and the epoch the client holds. Shared by both protocols. */
-export function authorize(signer: TokenSigner, store: WorkspaceStore, token: string | null | undefined, ws: string, epoch: string | null): TokenClaims {
+/**
+ * Verifies a token for workspace `ws` and the epoch the client holds. Shared by both protocols.
+ * Storage that cannot answer refuses with 4503 storage-unavailable (clients retry).
+ */
+export async function authorize(signer: TokenSigner, store: WorkspaceStorage, token: string | null | undefined, ws: string, epoch: string | null): Promise<TokenClaims> {
   let claims: TokenClaims;
   try {
     claims = signer.verify(token ?? '');
@@ -26,8 +30,15 @@ export function authorize(signer: TokenSigner, store: WorkspaceStore, token: str
     const err = e as TokenError;
     throw new ProtocolError(err.reason === 'expired' ? CloseCodes.TokenExpired : CloseCodes.Unauthorized, err.message);
   }
-  if (!grantsWorkspace(claims, ws)) throw new ProtocolError(CloseCodes.WrongWorkspace, `token is for workspace ${claims.ws}`);
-  const rec = store.get(ws);
+  let granted;
+  let rec;
+  try {
+    granted = await grantsAccess(store, claims, ws);
+    rec = granted ? await store.get(ws) : undefined;
+  } catch (e) {
+    throw new ProtocolError(CloseCodes.StorageUnavailable, (e as Error).message);
+  }
+  if (!granted) throw new ProtocolError(CloseCodes.WrongWorkspace, `token is for workspace ${claims.ws}`);
   if (!rec) throw new ProtocolError(CloseCodes.NotFound, ws);
   if (epoch && epoch !== rec.epoch) throw new ProtocolError(CloseCodes.StaleEpoch, 'local state belongs to an earlier copy of this workspace');
   return claims;
@@ -39,18 +50,19 @@ export class AccessControl implements Extension {
 
   constructor(
     private readonly signer: TokenSigner,
-    private readonly store: WorkspaceStore,
+    private readonly store: WorkspaceStorage,
     private readonly log: Logger,
   ) {}
 
-  async onAuthenticate({ token, documentName, requestParameters, connectionConfig, socketId }: onAuthenticatePayload): Promise<ConnectionContext> {
+  async onAuthenticate({ token, documentName, requestHeaders, requestParameters, connectionConfig, socketId }: onAuthenticatePayload): Promise<ConnectionContext> {
     try {
-      const claims = authorize(this.signer, this.store, token, documentName, requestParameters.get('epoch'));
+      const claims = await authorize(this.signer, this.store, token, documentName, requestParameters.get('epoch'));
       connectionConfig.readOnly = !canWrite(claims.role);
       this.log.info('connection authorized', { ws: documentName, role: claims.role, sub: claims.sub, socketId, protocol: 'hocuspocus' });
       return { claims };
     } catch (e) {
       this.log.warn('connection refused', { ws: documentName, reason: (e as ProtocolError).reason, detail: (e as Error).message, socketId });
+      closeIfTransient(requestHeaders, e);
       throw e;
     }
   }

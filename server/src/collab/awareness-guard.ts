@@ -55,13 +55,36 @@ export function encodeAwarenessEntries(entries: readonly AwarenessEntry[]): Uint
 /** Most awareness client ids one connection may hold at once (a browser tab uses one). */
 export const MAX_CLIENT_IDS_PER_CONNECTION = 4;
 
-export class AwarenessGuard {
-  private readonly owners = new Map<string, Map<number, string>>();
+/** Per document: the owner of each client id, and how many ids each owner holds (O(1) per frame, whatever the connection count). */
+interface Ownership {
+  owners: Map<number, string>;
+  counts: Map<string, number>;
+}
 
-  private table(doc: string): Map<number, string> {
-    let t = this.owners.get(doc);
-    if (!t) this.owners.set(doc, (t = new Map()));
+export class AwarenessGuard {
+  private readonly docs = new Map<string, Ownership>();
+
+  private table(doc: string): Ownership {
+    let t = this.docs.get(doc);
+    if (!t) this.docs.set(doc, (t = { owners: new Map(), counts: new Map() }));
     return t;
+  }
+
+  private static set(t: Ownership, clientId: number, owner: string): void {
+    const prev = t.owners.get(clientId);
+    if (prev === owner) return;
+    if (prev !== undefined) AwarenessGuard.remove(t, clientId);
+    t.owners.set(clientId, owner);
+    t.counts.set(owner, (t.counts.get(owner) ?? 0) + 1);
+  }
+
+  private static remove(t: Ownership, clientId: number): void {
+    const owner = t.owners.get(clientId);
+    if (owner === undefined) return;
+    t.owners.delete(clientId);
+    const n = (t.counts.get(owner) ?? 1) - 1;
+    if (n > 0) t.counts.set(owner, n);
+    else t.counts.delete(owner);
   }
 
   /**
@@ -76,7 +99,8 @@ export class AwarenessGuard {
     entries: Iterable<AwarenessEntry>,
     currentClock: (clientId: number) => number | undefined,
   ): { entries: AwarenessEntry[]; stamped: boolean } {
-    const table = this.table(doc);
+    const own = this.table(doc);
+    const table = own.owners;
     const all = [...entries];
     const list: AwarenessEntry[] = [];
     for (const e of all) {
@@ -101,20 +125,20 @@ export class AwarenessGuard {
           throw new ProtocolError(CloseCodes.PresenceSpoof, `user.id must be a string of at most ${MAX_PRESENCE_ID_LENGTH} characters`);
       }
     }
-    const mine = [...table.values()].filter((k) => k === who.ownerKey).length;
+    const mine = own.counts.get(who.ownerKey) ?? 0;
     const fresh = new Set(list.filter((e) => e.state !== null && table.get(e.clientId) === undefined).map((e) => e.clientId));
     if (mine + fresh.size > MAX_CLIENT_IDS_PER_CONNECTION)
       throw new ProtocolError(CloseCodes.PresenceSpoof, `a connection may hold at most ${MAX_CLIENT_IDS_PER_CONNECTION} presences`);
     for (const { clientId, state } of list) {
-      if (state === null) table.delete(clientId);
-      else table.set(clientId, who.ownerKey);
+      if (state === null) AwarenessGuard.remove(own, clientId);
+      else AwarenessGuard.set(own, clientId, who.ownerKey);
     }
     const { sub } = who;
     if (sub === undefined) return { entries: all, stamped: false };
-    const own = new Set(list);
+    const accepted = new Set(list);
     let stamped = false;
     const out = all.map((e) => {
-      if (!own.has(e) || !e.state || !e.state.user) return e;
+      if (!accepted.has(e) || !e.state || !e.state.user) return e;
       const user = stampPresenceUser(e.state.user as Record<string, unknown>, { sub, role: who.role, ...(who.name !== undefined ? { name: who.name } : {}) });
       if (JSON.stringify(user) === JSON.stringify(e.state.user)) return e;
       stamped = true;
@@ -125,15 +149,15 @@ export class AwarenessGuard {
 
   /** Client ids owned by a connection. */
   owned(doc: string, ownerKey: string): number[] {
-    const t = this.owners.get(doc);
-    return t ? [...t].filter(([, k]) => k === ownerKey).map(([id]) => id) : [];
+    const t = this.docs.get(doc);
+    return t ? [...t.owners].filter(([, k]) => k === ownerKey).map(([id]) => id) : [];
   }
 
   /** Forgets a closed connection's ids. */
   release(doc: string, ownerKey: string): void {
-    const t = this.owners.get(doc);
+    const t = this.docs.get(doc);
     if (!t) return;
-    for (const [id, k] of t) if (k === ownerKey) t.delete(id);
-    if (t.size === 0) this.owners.delete(doc);
+    for (const [id, k] of t.owners) if (k === ownerKey) AwarenessGuard.remove(t, id);
+    if (t.owners.size === 0) this.docs.delete(doc);
   }
 }

@@ -12,7 +12,7 @@ import { CloseCodes, type TokenClaims } from '@plexus/shared';
 import type { TokenSigner } from '../auth/tokens.ts';
 import type { Logger } from '../log.ts';
 import { type AwarenessGuard, encodeAwarenessEntries, reframeAwareness } from './awareness-guard.ts';
-import { ProtocolError } from './errors.ts';
+import { ProtocolError, rememberSocket } from './errors.ts';
 import { validateHocuspocusFrame } from './validate.ts';
 
 export interface HocuspocusEndpointDeps {
@@ -33,13 +33,18 @@ function toRequest(req: IncomingMessage): Request {
 
 /** Serves one upgraded `/collab` socket. */
 export function serveHocuspocus({ hocuspocus, signer, guard, log }: HocuspocusEndpointDeps, ws: WebSocket, req: IncomingMessage): void {
-  const conn = hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, toRequest(req));
+  const request = toRequest(req);
+  rememberSocket(request.headers, ws); // storage refusals close it (errors.ts closeIfTransient)
+  const conn = hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, request);
   // Identity per socket for the awareness checks: one owner key, and the claims of the token each
   // document was authenticated with (role checked, sub and name stamped; Hocuspocus itself
   // refuses bad tokens).
   const ownerKey = `hp:${randomUUID()}`;
   const roles = new Map<string, TokenClaims>();
   ws.on('message', (data: Buffer, isBinary: boolean) => {
+    // Closing (refused, or the node stops): nothing more is applied or acknowledged; the client
+    // still holds what it sent and sends it again when it reconnects.
+    if (ws.readyState !== ws.OPEN) return;
     let frame = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     try {
       if (!isBinary) throw new ProtocolError(CloseCodes.MalformedMessage, 'text frames are not part of the protocol');

@@ -2,9 +2,11 @@
  * Durable persistence as a Hocuspocus extension.
  *
  * - Updates from a connection are checked on a shadow replica (shadow.ts) and appended to the
- *   SQLite log in `beforeSync`, i.e. *before* Hocuspocus applies and acknowledges them
- *   (write-ahead): an acknowledged update survives kill -9. If the append fails the connection is
- *   closed with 4503 and nothing is applied; the client keeps the change and resends it.
+ *   log (storage.ts: SQLite, synchronously; Postgres, awaited) in `beforeSync`, i.e. *before*
+ *   Hocuspocus applies and acknowledges them (write-ahead): an acknowledged update survives kill -9.
+ *   If the append fails the connection is closed with 4503 and nothing is applied; the client
+ *   keeps the change and resends it. Hocuspocus handles one connection's messages one at a time,
+ *   so an awaited append keeps each client's updates in order.
  * - Changes made on the server (seeding, renames, kernel, direct connections) are appended from
  *   the document's update event; if that append fails the document stays in memory, is marked
  *   dirty and a snapshot is retried until it succeeds; a dirty document is never unloaded.
@@ -15,14 +17,14 @@
  *   empty document in place of the real one. A stored state that is corrupt or breaks the
  *   document schema is refused with 4424 workspace-needs-recovery: its owner recovers it
  *   (recovery.ts); a storage error is refused with 4500 load-failed (transient).
- * Effects: SQLite I/O, timers.
+ * Effects: storage I/O, timers.
  */
 import type { Extension, Document, beforeSyncPayload, onLoadDocumentPayload, afterLoadDocumentPayload, beforeUnloadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
 import * as Y from 'yjs';
 import { CloseCodes, migrate, observeTitle, serverOrigin, writerOfToken, type Writer } from '@plexus/shared';
 import type { Logger } from '../log.ts';
-import { WorkspaceNotFoundError, type StoredParts, type WorkspaceStore } from '../store/workspace-store.ts';
-import { ProtocolError } from './errors.ts';
+import { WorkspaceNotFoundError, type Awaitable, type StoredParts, type WorkspaceStorage } from '../store/storage.ts';
+import { ProtocolError, closeIfTransient } from './errors.ts';
 import { ShadowValidator } from './shadow.ts';
 import { diagnose } from './recovery.ts';
 
@@ -30,6 +32,8 @@ import { diagnose } from './recovery.ts';
 export interface YwsOrigin {
   source: 'yws';
   ownerKey: string;
+  /** The peer's token claims (who sent the update, for the history's attribution). */
+  claims?: { sub: string; role: string; name?: string };
 }
 const LOAD_ORIGIN = serverOrigin('load');
 
@@ -46,6 +50,8 @@ interface DocState {
   sinceSnapshot: number;
   dirty: boolean;
   compacting?: boolean;
+  /** Appends of server-side changes not yet durable (asynchronous storage): unloads wait for them. */
+  inflight: Set<Promise<unknown>>;
   idleTimer?: NodeJS.Timeout;
   retryTimer?: NodeJS.Timeout;
   detach: () => void;
@@ -66,20 +72,22 @@ export class DurablePersistence implements Extension {
   private readonly shadows = new ShadowValidator();
 
   constructor(
-    private readonly store: WorkspaceStore,
+    private readonly store: WorkspaceStorage,
     private readonly log: Logger,
     private readonly opts: PersistenceOptions,
   ) {}
 
-  async onLoadDocument({ documentName, document }: onLoadDocumentPayload): Promise<void> {
+  async onLoadDocument({ documentName, document, requestHeaders }: onLoadDocumentPayload): Promise<void> {
     const started = performance.now();
     let parts;
     try {
-      parts = this.store.loadParts(documentName);
+      parts = await this.store.loadParts(documentName);
     } catch (e) {
       if (e instanceof WorkspaceNotFoundError) throw new ProtocolError(CloseCodes.NotFound, documentName);
       this.log.error('load failed', { ws: documentName, err: e });
-      throw new ProtocolError(CloseCodes.LoadFailed, (e as Error).message);
+      const refusal = new ProtocolError(CloseCodes.LoadFailed, (e as Error).message);
+      closeIfTransient(requestHeaders, refusal); // the client tries again once its socket closes
+      throw refusal;
     }
     this.applyStored(documentName, document, parts);
     // A document that would not be valid is never served (clients would render or build on it):
@@ -134,6 +142,7 @@ export class DurablePersistence implements Extension {
     const state: DocState = {
       sinceSnapshot: this.pendingLog.get(documentName) ?? 0,
       dirty: false,
+      inflight: new Set(),
       detach: () => {
         document.off('update', onUpdate);
         stopTitle();
@@ -141,7 +150,11 @@ export class DurablePersistence implements Extension {
     };
     this.pendingLog.delete(documentName);
     this.docs.set(documentName, { doc: document, state });
-    this.shadows.attach(documentName, document, alreadyLogged);
+    // With synchronous appends an update is applied to the live document in the turn it was
+    // checked, so the shadow never needs it again. With asynchronous ones the shadow can be
+    // rebuilt (after a refusal) while an update waits for its append: mirror everything then (a
+    // second apply of a known update is a no-op), so such an update reaches the shadow too.
+    this.shadows.attach(documentName, document, this.store.syncAppends ? alreadyLogged : () => false);
     // Build the validation replica right after this turn: off the first sync's path.
     setImmediate(() => this.shadows.prepare(documentName));
     migrate(document, serverOrigin('migrate'));
@@ -159,7 +172,8 @@ export class DurablePersistence implements Extension {
     const writer = claims ? writerOfToken(claims) : null;
     if (!writer) throw new ProtocolError(CloseCodes.ReadOnly, 'this connection cannot change the document');
     try {
-      this.appendIncoming(documentName, payload, writer);
+      const appended = this.appendIncoming(documentName, payload, writer);
+      if (appended) await appended;
     } catch (e) {
       const code = e instanceof ProtocolError ? e.code : 0;
       if (code === CloseCodes.StorageUnavailable.code || code === CloseCodes.MalformedMessage.code || code === CloseCodes.SchemaViolation.code) {
@@ -177,36 +191,57 @@ export class DurablePersistence implements Extension {
   /**
    * Checks that an incoming update (already decoded) applies atomically and keeps to the document
    * schema with `writer`'s rights, on the shadow replica, then appends it to the log; the caller
-   * applies it to the live document afterwards. Throws ProtocolError (MalformedMessage,
-   * SchemaViolation, StorageUnavailable) and then the caller applies nothing.
+   * applies it to the live document afterwards — at once, or, when this returns a promise
+   * (asynchronous storage), once that resolves. Throws (or rejects with) ProtocolError
+   * (MalformedMessage, SchemaViolation, StorageUnavailable) and then the caller applies nothing.
    */
-  appendIncoming(ws: string, update: Uint8Array, writer: Writer): void {
+  appendIncoming(ws: string, update: Uint8Array, writer: Writer): void | Promise<void> {
     if (this.deleted.has(ws)) throw new ProtocolError(CloseCodes.NotFound, ws);
     if (isEmptyUpdate(update)) return; // e.g. the sync step 2 of a client with nothing new
     this.shadows.check(ws, update, writer);
+    let appended: Awaitable<number>;
     try {
-      this.store.append(ws, update);
+      appended = this.store.append(ws, update);
     } catch (e) {
-      this.shadows.invalidate(ws); // the shadow has it, the live document will not
-      this.log.error('append failed; update refused', { ws, err: e });
-      throw new ProtocolError(CloseCodes.StorageUnavailable, (e as Error).message);
+      throw this.refused(ws, e);
     }
-    this.noteAppended(ws);
+    if (!(appended instanceof Promise)) return this.noteAppended(ws);
+    return appended.then(
+      () => this.noteAppended(ws),
+      (e) => {
+        throw this.refused(ws, e);
+      },
+    );
+  }
+
+  /** An incoming update could not be stored: it is refused (the sender keeps it and sends it again). */
+  private refused(ws: string, e: unknown): ProtocolError {
+    this.shadows.invalidate(ws); // the shadow has it, the live document will not
+    if (e instanceof WorkspaceNotFoundError) return new ProtocolError(CloseCodes.NotFound, ws);
+    this.log.error('append failed; update refused', { ws, err: e });
+    return new ProtocolError(CloseCodes.StorageUnavailable, (e as Error).message);
   }
 
   private onDocumentUpdate(ws: string, update: Uint8Array, origin: unknown): void {
     if (alreadyLogged(origin) || this.deleted.has(ws)) return;
     const entry = this.docs.get(ws);
     if (!entry) return;
-    try {
-      this.store.append(ws, update);
-      this.noteAppended(ws);
-    } catch (e) {
-      // Keep the change in memory and retry as a snapshot until storage works again.
+    // Keep the change in memory and retry as a snapshot until storage works again.
+    const keep = (e: unknown) => {
       this.log.error('append failed; document kept in memory, retrying', { ws, err: e });
       entry.state.dirty = true;
       this.scheduleRetry(ws);
+    };
+    let appended: Awaitable<number>;
+    try {
+      appended = this.store.append(ws, update);
+    } catch (e) {
+      return keep(e);
     }
+    if (!(appended instanceof Promise)) return this.noteAppended(ws);
+    const inflight = entry.state.inflight;
+    const done = appended.then(() => this.noteAppended(ws), keep).finally(() => inflight.delete(done));
+    inflight.add(done);
   }
 
   private noteAppended(ws: string): void {
@@ -257,37 +292,40 @@ export class DurablePersistence implements Extension {
     if (!entry || entry.state.retryTimer) return;
     entry.state.retryTimer = setTimeout(() => {
       entry.state.retryTimer = undefined;
-      if (!this.compact(ws)) this.scheduleRetry(ws);
+      void this.compact(ws).then((ok) => ok || this.scheduleRetry(ws));
     }, this.opts.retryMs ?? 1000);
   }
 
-  private safely(fn: () => void): void {
+  private safely(fn: () => Awaitable<void>): void {
+    const failed = (e: unknown) => this.log.warn('store write failed', { err: e });
     try {
-      fn();
+      const r = fn();
+      if (r instanceof Promise) r.catch(failed);
     } catch (e) {
-      this.log.warn('store write failed', { err: e });
+      failed(e);
     }
   }
 
   /**
    * Snapshots a loaded document from memory, on this thread (shutdown, dirty documents, unload of
-   * a dirty document). Returns false when storage failed.
+   * a dirty document). Resolves to false when storage failed. (The state is taken synchronously
+   * when called; with synchronous storage everything is done then.)
    */
-  compact(ws: string): boolean {
+  async compact(ws: string): Promise<boolean> {
     const entry = this.docs.get(ws);
     if (!entry || this.deleted.has(ws)) return true;
     const s = entry.state;
     clearTimeout(s.idleTimer);
     if (s.sinceSnapshot === 0 && !s.dirty) return true;
+    // Taken now, so a change that fails to append while the snapshot is written marks it dirty again.
+    const counted = s.sinceSnapshot;
+    s.dirty = false;
     try {
       const started = performance.now();
-      const upto = this.store.maxLogId(ws);
       const state = Y.encodeStateAsUpdate(entry.doc);
-      if (!this.store.get(ws)) return true; // deleted meanwhile
-      const folded = this.store.compact(ws, state, upto);
-      this.store.touch(ws);
-      s.sinceSnapshot = 0;
-      s.dirty = false;
+      const folded = await this.store.snapshotFromMemory(ws, state);
+      await this.store.touch(ws);
+      s.sinceSnapshot = Math.max(0, s.sinceSnapshot - counted);
       this.log.debug('compacted', { ws, folded, bytes: state.byteLength, ms: +(performance.now() - started).toFixed(1) });
       return true;
     } catch (e) {
@@ -306,10 +344,12 @@ export class DurablePersistence implements Extension {
     if (instance.documents.get(documentName) !== document) throw new Error(`stale unload of ${documentName} ignored`);
     const entry = this.docs.get(documentName);
     if (!entry) return;
+    // Server-side changes still on their way to storage decide whether the document is dirty.
+    if (entry.state.inflight.size) await Promise.all([...entry.state.inflight]);
     // Everything but a dirty document's in-memory changes is already in the log.
     if (entry.state.dirty) {
       // Throwing keeps the document loaded (Hocuspocus skips the unload): never drop unsaved state.
-      if (!this.compact(documentName)) throw new Error(`workspace ${documentName} has unsaved changes; kept in memory`);
+      if (!(await this.compact(documentName))) throw new Error(`workspace ${documentName} has unsaved changes; kept in memory`);
       return;
     }
     if (entry.state.sinceSnapshot > 0) {
@@ -342,10 +382,13 @@ export class DurablePersistence implements Extension {
     return this.docs.get(ws)?.state.dirty ?? false;
   }
 
-  /** Snapshots every loaded document (shutdown). Returns the names that could not be stored. */
-  flushAll(): string[] {
+  /** Snapshots every loaded document (shutdown). Resolves to the names that could not be stored. */
+  async flushAll(): Promise<string[]> {
     const failed: string[] = [];
-    for (const ws of this.docs.keys()) if (!this.compact(ws)) failed.push(ws);
+    for (const [ws, { state }] of this.docs) {
+      if (state.inflight.size) await Promise.all([...state.inflight]);
+      if (!(await this.compact(ws))) failed.push(ws);
+    }
     return failed;
   }
 }

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as Y from 'yjs';
 import { SCHEMA_VERSION, checkDocument, repairDocument, schemaVersion, serverOrigin } from '@plexus/shared';
-import type { StoredParts, WorkspaceStore } from '../store/workspace-store.ts';
+import type { StoredParts, WorkspaceStorage } from '../store/storage.ts';
 
 export interface Diagnosis {
   problem: string;
@@ -100,16 +100,16 @@ export function quarantine(dataDir: string, ws: string, parts: StoredParts): str
 }
 
 /** Replaces a workspace's stored state by `state` (after quarantining the old one). */
-export function recover(store: WorkspaceStore, dataDir: string, ws: string, choice: 'last-good' | 'repair'): { kept?: number; dropped?: number; removed?: number; quarantined: string } {
-  const parts = store.loadParts(ws);
+export async function recover(store: WorkspaceStorage, dataDir: string, ws: string, choice: 'last-good' | 'repair'): Promise<{ kept?: number; dropped?: number; removed?: number; quarantined: string }> {
+  const parts = await store.loadParts(ws);
   const options = recoveryOptions(parts);
   if (!options) throw new RecoveryError(409, 'not-needed', 'this workspace loads normally: nothing to recover');
   const pick = choice === 'last-good' ? options.lastGood : options.repaired;
   if (!pick) throw new RecoveryError(409, 'not-available', choice === 'last-good' ? 'no earlier version of this workspace is valid' : 'this workspace cannot be repaired by removing invalid parts');
   const quarantined = quarantine(dataDir, ws, parts);
-  store.compact(ws, pick.state, Math.max(parts.upto, store.maxLogId(ws)));
+  await store.compact(ws, pick.state, Math.max(parts.upto, await store.maxLogId(ws)));
   // Browsers keep an offline copy of the broken state: a new epoch makes them drop it.
-  store.renewEpoch(ws);
+  await store.renewEpoch(ws);
   return 'removed' in pick ? { removed: pick.removed, quarantined } : { kept: pick.kept, dropped: pick.dropped, quarantined };
 }
 

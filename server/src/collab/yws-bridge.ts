@@ -49,6 +49,24 @@ export class YwsBridge {
     return n;
   }
 
+  /** y-websocket peers of a workspace (people and services). */
+  peerCount(workspaceId: string): number {
+    return this.peers.get(workspaceId)?.size ?? 0;
+  }
+
+  /** y-websocket peers of all workspaces, by kind. */
+  kinds(): { person: number; service: number } {
+    let person = 0;
+    let service = 0;
+    for (const set of this.peers.values()) {
+      for (const ws of set) {
+        if (this.services.has(ws)) service++;
+        else person++;
+      }
+    }
+    return { person, service };
+  }
+
   /** Closes every y-websocket peer of a workspace (deleted, or server stopping). */
   closeAll(workspaceId: string | null, close: { code: number; reason: string }): void {
     for (const [ws, set] of this.peers) {
@@ -65,12 +83,12 @@ export class YwsBridge {
   ) {}
 
   /** Serves one authorized y-websocket peer until it closes. */
-  async serve(ws: WebSocket, workspaceId: string, claims: TokenClaims): Promise<void> {
+  async serve(ws: WebSocket, workspaceId: string, claims: TokenClaims, early: Buffer[] = []): Promise<void> {
     const ownerKey = `yws:${randomUUID()}`;
-    const origin: YwsOrigin = { source: 'yws', ownerKey };
+    const origin: YwsOrigin = { source: 'yws', ownerKey, claims: { sub: claims.sub, role: claims.role, ...(claims.name !== undefined ? { name: claims.name } : {}) } };
     const writable = canWrite(claims.role);
     const log = this.log.child({ ws: workspaceId, peer: ownerKey, role: claims.role });
-    const queue: Buffer[] = [];
+    const queue: Buffer[] = [...early]; // `early`: what arrived while the peer was being authorised
     let handle: ((data: Buffer) => void) | null = null;
     let closed = false;
     ws.on('message', (data: Buffer) => (handle ? handle(data) : queue.push(data)));
@@ -136,13 +154,43 @@ export class YwsBridge {
     }, 30_000);
     ping.unref();
 
-    handle = (data: Buffer) => {
-      if (closed) return;
+    // One message at a time, in order: with asynchronous storage an update waits for its
+    // write-ahead append, and the peer's next messages wait behind it (as Hocuspocus does per
+    // connection). With synchronous storage each message is handled as it arrives.
+    const inbox: Buffer[] = [];
+    let waiting = false;
+    const fail = (e: unknown) => {
+      inbox.length = 0;
+      closeWith(e instanceof ProtocolError ? e : new ProtocolError(CloseCodes.MalformedMessage, (e as Error).message));
+    };
+    const run = (data: Buffer): void => {
+      // Closing: nothing more is applied (the peer sends it again when it reconnects).
+      if (closed || ws.readyState !== ws.OPEN) return void (inbox.length = 0);
+      let pending: void | Promise<void>;
       try {
-        this.handleMessage(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), doc, origin, writable, claims, send);
+        pending = this.handleMessage(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), doc, origin, writable, claims, send);
       } catch (e) {
-        closeWith(e instanceof ProtocolError ? e : new ProtocolError(CloseCodes.MalformedMessage, (e as Error).message));
+        return fail(e);
       }
+      if (!pending) return;
+      waiting = true;
+      pending.then(
+        () => {
+          waiting = false;
+          drain();
+        },
+        (e) => {
+          waiting = false;
+          fail(e);
+        },
+      );
+    };
+    const drain = () => {
+      while (!waiting && inbox.length) run(inbox.shift()!);
+    };
+    handle = (data: Buffer) => {
+      inbox.push(data);
+      drain();
     };
     // Handshake as y-websocket's own server does: our state vector, then current presence.
     send(syncMessage(SYNC.Step1, Y.encodeStateVector(doc)));
@@ -159,7 +207,7 @@ export class YwsBridge {
     writable: boolean,
     claims: TokenClaims,
     send: (m: Uint8Array) => void,
-  ): void {
+  ): void | Promise<void> {
     const d = decoding.createDecoder(msg);
     let type: number;
     try {
@@ -186,9 +234,9 @@ export class YwsBridge {
         }
         const writer = writerOfToken(claims);
         if (!writer) throw new ProtocolError(CloseCodes.ReadOnly, 'this connection cannot change the document');
-        this.persistence.appendIncoming(doc.name, p.update, writer);
-        Y.applyUpdate(doc, p.update, origin);
-        return;
+        const appended = this.persistence.appendIncoming(doc.name, p.update, writer);
+        if (!appended) return void Y.applyUpdate(doc, p.update, origin);
+        return appended.then(() => Y.applyUpdate(doc, p.update, origin));
       }
       case MSG.Awareness: {
         const update = (() => {

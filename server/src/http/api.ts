@@ -5,8 +5,10 @@
  * Effects: store and document mutation through `Workspaces`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { canManage, type Role, type TokenClaims } from '@plexus/shared';
-import { TokenError, grantsWorkspace, type TokenSigner } from '../auth/tokens.ts';
+import { canManage, type AtlasServerConfig, type Role, type TokenClaims } from '@plexus/shared';
+import { TokenError, type TokenSigner } from '../auth/tokens.ts';
+import { grantsAccess } from '../forks/registry.ts';
+import { handleForkRequest, handoutLink, type ForkApiDeps } from '../forks/forks-api.ts';
 import type { Logger } from '../log.ts';
 import { WorkspaceError, type Workspaces } from '../workspaces.ts';
 import { HttpError, readJson, sendError, sendJson } from './respond.ts';
@@ -19,16 +21,21 @@ import { isAgentClaims } from '../auth/agent-token.ts';
 import type { OccupiedWorkspace } from '../collab/people.ts';
 import { RecoveryError, recover, recoveryOptions } from '../collab/recovery.ts';
 import type { AgentLeases } from '../collab/agent-leases.ts';
-import type { WorkspaceStore } from '../store/workspace-store.ts';
+import type { WorkspaceStorage } from '../store/storage.ts';
 import type { Library } from '../library/library-service.ts';
 import { handleLibraryApi } from './library-api.ts';
 import { handleAtlasApi } from './atlas-api.ts';
+import { handleHistoryApi, type HistoryApiDeps } from './history-api.ts';
 
 export interface ApiDeps {
   signer: TokenSigner;
   workspaces: Workspaces;
   log: Logger;
   version: string;
+  /** This node's id (`PLEXUS_NODE_ID`). */
+  nodeId: string;
+  /** True while the node drains (it still lives: health stays 200). */
+  isDraining: () => boolean;
   started: number;
   openDocuments: () => number;
   isReady: () => boolean;
@@ -39,12 +46,18 @@ export interface ApiDeps {
   /** One agent runner per workspace (agent-leases.ts). */
   agentLeases: AgentLeases;
   /** Stored workspaces (recovery reads and replaces their stored state) and where quarantined copies go. */
-  store: WorkspaceStore;
+  store: WorkspaceStorage;
   dataDir: string;
   /** Loaded workspaces with people connected (for the agent). */
   occupiedWorkspaces: () => OccupiedWorkspace[];
   /** The method library (library-api.ts). */
   library: Library;
+  /** Forks and hand-out links (forks/forks-api.ts). */
+  forks: ForkApiDeps;
+  /** Checkpoints and who changed what (history-api.ts). */
+  history: HistoryApiDeps;
+  /** What the server can do for maps (`GET /api/config`): never a service's address or key. */
+  atlas: AtlasServerConfig;
 }
 
 function bearer(req: IncomingMessage, url: URL): string | null {
@@ -65,13 +78,13 @@ function authenticate(deps: ApiDeps, req: IncomingMessage, url: URL): { claims: 
 }
 
 /** The caller's role in workspace `id`, or a 403/404. */
-function roleIn(claims: TokenClaims, id: string): Role {
-  if (!grantsWorkspace(claims, id)) throw new HttpError(403, 'forbidden', `this token does not grant access to workspace ${id}`);
+async function roleIn(deps: ApiDeps, claims: TokenClaims, id: string): Promise<Role> {
+  if (!(await grantsAccess(deps.store, claims, id))) throw new HttpError(403, 'forbidden', `this token does not grant access to workspace ${id}`);
   return claims.role;
 }
 
-function requireManage(claims: TokenClaims, id: string): void {
-  if (!canManage(roleIn(claims, id))) throw new HttpError(403, 'forbidden', 'only the workspace owner may do this');
+async function requireManage(deps: ApiDeps, claims: TokenClaims, id: string): Promise<void> {
+  if (!canManage(await roleIn(deps, claims, id))) throw new HttpError(403, 'forbidden', 'only the workspace owner may do this');
 }
 
 function requireGlobalOwner(claims: TokenClaims): void {
@@ -89,6 +102,8 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
       const ready = deps.isReady();
       sendJson(res, ready ? 200 : 503, {
         ok: ready,
+        node: deps.nodeId,
+        draining: deps.isDraining(),
         version: deps.version,
         uptimeSeconds: Math.round((Date.now() - deps.started) / 1000),
         openDocuments: deps.openDocuments(),
@@ -97,6 +112,8 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
     }
     const auth = authenticate(deps, req, url);
     const claims = auth.claims;
+    if (claims.handout && !(parts[0] === 'me' || (parts[0] === 'workspaces' && parts[2] === 'fork')))
+      throw new HttpError(403, 'handout-link', 'a hand-out link only makes your own fork of its workspace (POST /api/workspaces/:id/fork)');
     if (parts[0] === 'volume-session' || parts[0] === 'volumes') {
       await handleVolumeApi(deps.volumeApi, auth, req, res, url, parts);
       return true;
@@ -105,10 +122,14 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
       sendJson(res, 200, { claims });
       return true;
     }
+    if (parts[0] === 'config' && parts.length === 1 && method === 'GET') {
+      sendJson(res, 200, { atlas: deps.atlas });
+      return true;
+    }
     if (parts[0] === 'agent' && parts[1] === 'workspaces' && parts.length === 4 && parts[3] === 'lease') {
       if (!isAgentClaims(claims)) throw new HttpError(403, 'forbidden', 'only the Plexus agent\'s service token may hold a workspace\'s agent lease');
       const ws = parts[2]!;
-      deps.workspaces.get(ws);
+      await deps.workspaces.get(ws);
       const body = await readJson(req);
       const runner = typeof body.runner === 'string' && body.runner.length > 0 && body.runner.length <= 200 ? body.runner : null;
       if (!runner) throw new HttpError(400, 'bad-runner', 'runner must be a non-empty string (at most 200 characters)');
@@ -132,58 +153,64 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
     const id = parts[1];
     if (id === undefined) {
       if (method === 'GET') {
-        const all = deps.workspaces.list();
-        sendJson(res, 200, { workspaces: claims.ws === '*' ? all : all.filter((w) => w.id === claims.ws) });
+        const all = await deps.workspaces.list();
+        const granted = claims.ws === '*' && !claims.handout ? null : await Promise.all(all.map((w) => grantsAccess(deps.store, claims, w.id)));
+        sendJson(res, 200, { workspaces: granted ? all.filter((_w, i) => granted[i]) : all });
         return true;
       }
       if (method === 'POST') {
         requireGlobalOwner(claims);
         const body = await readJson(req);
-        sendJson(res, 201, { workspace: deps.workspaces.create({ name: body.name }) });
+        sendJson(res, 201, { workspace: await deps.workspaces.create({ name: body.name }) });
         return true;
       }
     } else if (parts.length === 2) {
       if (method === 'GET') {
-        const role = roleIn(claims, id);
-        sendJson(res, 200, { workspace: deps.workspaces.get(id), role });
+        const role = await roleIn(deps, claims, id);
+        sendJson(res, 200, { workspace: await deps.workspaces.get(id), role });
         return true;
       }
       if (method === 'PATCH') {
-        requireManage(claims, id);
+        await requireManage(deps, claims, id);
         const body = await readJson(req);
         sendJson(res, 200, { workspace: await deps.workspaces.rename(id, body.name) });
         return true;
       }
       if (method === 'DELETE') {
-        requireManage(claims, id);
-        deps.workspaces.delete(id);
+        await requireManage(deps, claims, id);
+        await deps.workspaces.delete(id);
         deps.log.info('workspace deleted', { ws: id, by: claims.sub });
         res.writeHead(204).end();
         return true;
       }
     } else if (parts.length >= 3 && ['uploads', 'data', 'results', 'export', 'import', 'jobs', 'recordings'].includes(parts[2]!)) {
-      const role = roleIn(claims, id);
-      const nb: NotebookApiDeps = { ...deps.notebook, requireWorkspace: (w) => void deps.workspaces.get(w) };
+      const role = await roleIn(deps, claims, id);
+      const nb: NotebookApiDeps = { ...deps.notebook, requireWorkspace: async (w) => void (await deps.workspaces.get(w)) };
       if (parts[2] === 'jobs' || parts[2] === 'recordings') {
-        deps.workspaces.get(id);
+        await deps.workspaces.get(id);
         return await handleJobsApi({ hocuspocus: deps.notebook.hocuspocus, jobs: deps.notebook.jobs, recordings: deps.notebook.recordings }, req, res, url, claims, role, id, parts.slice(2));
       }
       if (await handleNotebookApi(nb, req, res, url, claims, role, id, parts.slice(2))) return true;
     } else if (parts.length >= 3 && parts[2] === 'library') {
-      const role = roleIn(claims, id);
-      deps.workspaces.get(id);
+      const role = await roleIn(deps, claims, id);
+      await deps.workspaces.get(id);
       await handleLibraryApi(deps.library, req, res, url, claims, role, id, parts.slice(3));
       return true;
     } else if (parts.length >= 3 && parts[2] === 'atlas') {
-      roleIn(claims, id);
-      deps.workspaces.get(id);
+      await roleIn(deps, claims, id);
+      await deps.workspaces.get(id);
       await handleAtlasApi({ hocuspocus: deps.notebook.hocuspocus, kernels: deps.notebook.kernels, limits: deps.notebook.dataReads }, req, res, url, id, parts.slice(3));
       return true;
+    } else if (parts.length >= 3 && (parts[2] === 'history' || parts[2] === 'checkpoints')) {
+      const role = await roleIn(deps, claims, id);
+      await deps.workspaces.get(id);
+      await handleHistoryApi(deps.history, req, res, url, claims, role, id, parts.slice(2));
+      return true;
     } else if (parts.length === 3 && parts[2] === 'recovery') {
-      requireManage(claims, id);
-      deps.workspaces.get(id);
+      await requireManage(deps, claims, id);
+      await deps.workspaces.get(id);
       if (method === 'GET') {
-        const options = recoveryOptions(deps.store.loadParts(id));
+        const options = recoveryOptions(await deps.store.loadParts(id));
         sendJson(res, 200, options
           ? { needsRecovery: true, problem: options.diagnosis.problem, details: options.diagnosis.details.slice(0, 50),
               lastGood: options.lastGood && { kept: options.lastGood.kept, dropped: options.lastGood.dropped },
@@ -194,12 +221,18 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
       if (method === 'POST') {
         const body = await readJson(req);
         if (body.action !== 'last-good' && body.action !== 'repair') throw new HttpError(400, 'bad-action', 'action must be "last-good" or "repair"');
-        const done = recover(deps.store, deps.dataDir, id, body.action);
+        const done = await recover(deps.store, deps.dataDir, id, body.action);
         deps.log.warn('workspace recovered', { ws: id, by: claims.sub, action: body.action, ...done });
         sendJson(res, 200, { recovered: true, action: body.action, ...done });
         return true;
       }
     } else if (parts.length === 3 && method === 'POST') {
+      if (parts[2] === 'fork') {
+        // A hand-out link of this workspace may fork it (into the holder's own fork) and nothing else.
+        const role = claims.handout && claims.ws === id ? null : await roleIn(deps, claims, id);
+        await handleForkRequest(deps.forks, req, res, claims, role, id);
+        return true;
+      }
       if (parts[2] === 'duplicate') {
         requireGlobalOwner(claims);
         const body = await readJson(req);
@@ -207,14 +240,18 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         return true;
       }
       if (parts[2] === 'share') {
-        requireManage(claims, id);
-        deps.workspaces.get(id);
+        await requireManage(deps, claims, id);
+        await deps.workspaces.get(id);
         const body = await readJson(req);
         const role = body.role;
-        if (role !== 'editor' && role !== 'viewer') throw new HttpError(400, 'bad-role', 'role must be "editor" or "viewer"');
+        if (role !== 'editor' && role !== 'viewer' && role !== 'handout') throw new HttpError(400, 'bad-role', 'role must be "editor", "viewer" or "handout"');
         const days = body.expiresInDays === undefined ? deps.shareLinkDays : Number(body.expiresInDays);
         if (!Number.isFinite(days) || days <= 0 || days > 3650) throw new HttpError(400, 'bad-expiry', 'expiresInDays must be between 0 and 3650');
         const ttlSeconds = Math.round(days * 86400);
+        if (role === 'handout') {
+          sendJson(res, 200, handoutLink(deps.signer, deps.publicUrl(req), id, ttlSeconds));
+          return true;
+        }
         const token = deps.signer.sign({ ws: id, role, sub: `link:${role}`, ttlSeconds });
         const link = `${deps.publicUrl(req)}/w/${encodeURIComponent(id)}?token=${token}`;
         sendJson(res, 200, { role, token, url: link, expires: Date.now() + ttlSeconds * 1000 });

@@ -2,12 +2,11 @@
  * Atlas routes of the HTTP API (docs/api.md), read-only, open to every role with access to the
  * workspace (viewers too):
  *
- * - `GET /api/workspaces/:id/atlas/:map/points[?color=<column>]` → `application/octet-stream`:
- *   uint32 LE n, uint32 LE metaLen, metaLen bytes of UTF-8 JSON
- *   `{"bounds":[x0,y0,x1,y1],"color":null|{"kind":"numeric","column","min","max"}|{"kind":"categorical","column","categories":[…]},"total":<source rows>,"sampled":false}`,
- *   zero padding to a multiple of 4, then Float32 x[n], Float32 y[n], Uint32 row[n] and, with a
- *   colour, Float32 color[n] (the value; or the category's index for text/boolean columns with ≤ 50
- *   distinct values; NaN when missing). `color=cluster` (when the source has no such column) gives
+ * - `GET /api/workspaces/:id/atlas/:map/points[?color=<column>]` → `application/octet-stream` in
+ *   the points format of @plexus/shared (shared/src/atlas/points-format.ts: n, metadata JSON,
+ *   Float32 x, y, Uint32 row, and with a colour Float32 color — the value, or the category's index
+ *   for text/boolean columns with ≤ 50 distinct values; NaN when missing); every row of the map
+ *   is sent (`sampled: false`). `color=cluster` (when the source has no such column) gives
  *   the map's clusters as categories. 409 while the coordinates are not done, 404 unknown map, 400
  *   unknown colour column (or one with more than 50 categories).
  * - `GET …/atlas/:map/rows?rows=3,17,42` → `{ columns: [{name,type}], rows: [{ row, ...values }] }`
@@ -21,7 +20,7 @@ import type { Hocuspocus } from '@hocuspocus/server';
 import { getAtlasMap, getTable, type AtlasCoords, type TableColumn } from '@plexus/shared';
 import { DataError, type DataLimits } from '../data/guarded-duckdb.ts';
 import type { KernelManager } from '../kernel/manager.ts';
-import { MAX_ROWS_PER_REQUEST, describeColumns, encodePoints, readPoints, readRows } from '../atlas/atlas-tables.ts';
+import { MAX_ROWS_PER_REQUEST, describeColumns, pointsBody, readPoints, readRows } from '../atlas/atlas-tables.ts';
 import { withDoc } from './doc-access.ts';
 import { HttpError, sendJson } from './respond.ts';
 
@@ -102,7 +101,7 @@ export async function handleAtlasApi(deps: AtlasApiDeps, req: IncomingMessage, r
         else throw new HttpError(400, 'unknown-column', `table "${facts.table}" has no column "${asked}" (its columns: ${cols.map((x) => x.name).join(', ')})`);
       }
       const points = await readPoints({ source: tableFile(facts.table), coords: tableFile(c.table) }, color, deps.limits);
-      const body = encodePoints(points);
+      const body = pointsBody(points);
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store', 'content-length': body.length });
       res.end(body);
       return;

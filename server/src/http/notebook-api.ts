@@ -28,7 +28,9 @@ export interface NotebookApiDeps {
   /** Limits of the read-only data routes (query, describe, histogram). */
   dataReads: DataLimits;
   /** Throws unless the workspace exists. */
-  requireWorkspace: (id: string) => void;
+  requireWorkspace: (id: string) => Promise<void>;
+  /** Called before an import changes the notebook (the history takes a checkpoint). */
+  beforeImport?: (id: string, claims: TokenClaims, fileLabel: string) => Promise<unknown>;
 }
 
 const int = (v: string | null, dflt: number, max: number) => {
@@ -63,7 +65,7 @@ export async function handleNotebookApi(
   const [head, name, tail] = rest;
   if (head === 'uploads' && rest.length === 1 && method === 'POST') {
     write();
-    deps.requireWorkspace(id);
+    await deps.requireWorkspace(id);
     const k = kernelsOf(deps);
     const fileName = url.searchParams.get('name') ?? '';
     const len = req.headers['content-length'] ? Number(req.headers['content-length']) : undefined;
@@ -91,13 +93,11 @@ export async function handleNotebookApi(
     }
     return true;
   }
-  const tablesDir = (w: string) => {
-    deps.requireWorkspace(w);
-    return kernelsOf(deps).tablesDir(w);
-  };
+  await deps.requireWorkspace(id);
+  const tablesDir = (w: string) => kernelsOf(deps).tablesDir(w);
   if (await handleDataReads({ hocuspocus: deps.hocuspocus, limits: deps.dataReads, tablesDir }, req, res, url, id, rest)) return true;
   if (head === 'data' && name !== undefined) {
-    deps.requireWorkspace(id);
+    await deps.requireWorkspace(id);
     const k = kernelsOf(deps);
     const file = path.join(k.tablesDir(id), `${name}.duckdb`);
     if (rest.length === 3 && tail === 'preview' && method === 'GET') {
@@ -123,7 +123,7 @@ export async function handleNotebookApi(
     }
   }
   if (head === 'results' && rest.length === 2 && method === 'GET') {
-    deps.requireWorkspace(id);
+    await deps.requireWorkspace(id);
     const k = kernelsOf(deps);
     if (!RESULT_REF_PATTERN.test(name!)) throw new HttpError(404, 'not-found', 'no such result');
     const r = new ResultStore(path.join(k.workspaceDir(id), 'results')).get(name!);
@@ -136,7 +136,7 @@ export async function handleNotebookApi(
     return true;
   }
   if (head === 'export' && rest.length === 1 && method === 'GET') {
-    deps.requireWorkspace(id);
+    await deps.requireWorkspace(id);
     const format = url.searchParams.get('format') ?? 'ipynb';
     if (format !== 'html' && format !== 'ipynb') throw new HttpError(400, 'bad-format', 'format must be "ipynb" or "html"');
     // Charts are drawn first (async, outside the document), then both writers read the same doc state.
@@ -170,7 +170,7 @@ export async function handleNotebookApi(
   }
   if (head === 'import' && rest.length === 1 && method === 'POST') {
     write();
-    deps.requireWorkspace(id);
+    await deps.requireWorkspace(id);
     const body = await readJson(req, 32 * 1024 * 1024);
     // Converted and validated completely first, then written in one transaction: a malformed
     // notebook changes nothing.
@@ -181,6 +181,7 @@ export async function handleNotebookApi(
       throw new HttpError(400, 'bad-notebook', (e as Error).message);
     }
     const cells = nb.cells;
+    await deps.beforeImport?.(id, claims, typeof url.searchParams.get('name') === 'string' ? url.searchParams.get('name')! : 'a notebook');
     const ids = await withDoc(deps.hocuspocus, id, (doc) => importNotebook(doc, nb, claims.sub, serverOrigin('import-ipynb')));
     sendJson(res, 201, { imported: ids.length, cells: ids, languages: [...new Set(cells.map((c) => c.language).filter(Boolean))] });
     return true;

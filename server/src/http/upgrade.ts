@@ -1,7 +1,9 @@
 /**
  * WebSocket upgrades on the one port: `/collab` (Hocuspocus) and `/yjs/<workspace>` (plain
  * y-websocket, authorised here from the query string; refusals are accepted and closed with a
- * clear code so clients see the reason). Anything else, or a server not ready yet, gets an HTTP error.
+ * clear code so clients see the reason). A draining node accepts and closes every new socket with
+ * 1012 `server-draining` (clients reconnect, through the load balancer to another node). Anything
+ * else, or a server not started yet or stopping, gets an HTTP error.
  * Effects: network.
  */
 import type { IncomingMessage } from 'node:http';
@@ -10,17 +12,20 @@ import type { WebSocketServer } from 'ws';
 import { CloseCodes, HOCUSPOCUS_PATH, YWS_PATH_PREFIX } from '@plexus/shared';
 import type { TokenSigner } from '../auth/tokens.ts';
 import type { Logger } from '../log.ts';
-import type { WorkspaceStore } from '../store/workspace-store.ts';
+import type { WorkspaceStorage } from '../store/storage.ts';
 import { authorize } from '../collab/access.ts';
 import type { ProtocolError } from '../collab/errors.ts';
 import { serveHocuspocus, type HocuspocusEndpointDeps } from '../collab/hocuspocus-endpoint.ts';
 import type { YwsBridge } from '../collab/yws-bridge.ts';
+import type { PlexusSocket } from '../collab/socket.ts';
 
 export interface UpgradeDeps extends HocuspocusEndpointDeps {
   wss: WebSocketServer;
-  store: WorkspaceStore;
+  store: WorkspaceStorage;
   bridge: YwsBridge;
   isReady: () => boolean;
+  /** True while the node drains: new sockets are closed at once with `ServerDraining`. */
+  isDraining: () => boolean;
   signer: TokenSigner;
   log: Logger;
 }
@@ -35,28 +40,44 @@ export function upgradeHandler(deps: UpgradeDeps): (req: IncomingMessage, socket
   return (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (!deps.isReady()) return refuseUpgrade(socket, 503, 'Service Unavailable');
-    if (url.pathname === HOCUSPOCUS_PATH || url.pathname === HOCUSPOCUS_PATH + '/') {
-      wss.handleUpgrade(req, socket, head, (ws) => serveHocuspocus(deps, ws, req));
+    const hp = url.pathname === HOCUSPOCUS_PATH || url.pathname === HOCUSPOCUS_PATH + '/';
+    if (deps.isDraining() && (hp || url.pathname.startsWith(YWS_PATH_PREFIX))) {
+      wss.handleUpgrade(req, socket, head, (ws) => ws.close(CloseCodes.ServerDraining.code, CloseCodes.ServerDraining.reason));
+      return;
+    }
+    if (hp) {
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        (ws as PlexusSocket).endpoint = 'collab';
+        serveHocuspocus(deps, ws, req);
+      });
       return;
     }
     if (url.pathname.startsWith(YWS_PATH_PREFIX)) {
       const id = decodeURIComponent(url.pathname.slice(YWS_PATH_PREFIX.length));
       wss.handleUpgrade(req, socket, head, (ws) => {
+        (ws as PlexusSocket).endpoint = 'yjs';
         // Accept, then close with a clear code: clients see the reason, not a bare HTTP error.
-        let claims;
-        try {
-          claims = authorize(signer, store, url.searchParams.get('token'), id, url.searchParams.get('epoch'));
-        } catch (e) {
-          const err = e as ProtocolError;
-          log.warn('connection refused', { ws: id, reason: err.reason, detail: err.message, protocol: 'y-websocket' });
-          ws.close(err.code, err.reason);
-          return;
-        }
-        log.info('connection authorized', { ws: id, role: claims.role, sub: claims.sub, protocol: 'y-websocket' });
-        bridge.serve(ws, id, claims).catch((e) => {
-          log.error('y-websocket peer failed', { ws: id, err: e });
-          ws.close(CloseCodes.LoadFailed.code, CloseCodes.LoadFailed.reason);
-        });
+        // What the peer sends while its token is checked (storage may be asked) is kept for it.
+        const early: Buffer[] = [];
+        const hold = (d: Buffer) => early.push(d);
+        ws.on('message', hold);
+        ws.on('error', () => {}); // a peer gone meanwhile: its close event ends it (serve listens to both)
+        authorize(signer, store, url.searchParams.get('token'), id, url.searchParams.get('epoch')).then(
+          (claims) => {
+            ws.off('message', hold);
+            log.info('connection authorized', { ws: id, role: claims.role, sub: claims.sub, protocol: 'y-websocket' });
+            bridge.serve(ws, id, claims, early).catch((e) => {
+              log.error('y-websocket peer failed', { ws: id, err: e });
+              ws.close(CloseCodes.LoadFailed.code, CloseCodes.LoadFailed.reason);
+            });
+          },
+          (e) => {
+            ws.off('message', hold);
+            const err = e as ProtocolError;
+            log.warn('connection refused', { ws: id, reason: err.reason, detail: err.message, protocol: 'y-websocket' });
+            ws.close(err.code, err.reason);
+          },
+        );
       });
       return;
     }

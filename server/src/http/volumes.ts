@@ -85,12 +85,15 @@ function authenticate(deps: VolumeRouteDeps, req: IncomingMessage): TokenClaims 
   const h = req.headers.authorization;
   const token = h?.startsWith('Bearer ') ? h.slice(7).trim() : cookie(req, VOLUME_COOKIE);
   if (!token) throw new HttpError(401, 'unauthorized', `volumes need a Plexus token: Authorization: Bearer <token>, or the ${VOLUME_COOKIE} cookie that POST /api/volume-session sets`);
+  let claims: TokenClaims;
   try {
-    return deps.signer.verify(token);
+    claims = deps.signer.verify(token);
   } catch (e) {
     const err = e as TokenError;
     throw new HttpError(401, err.reason === 'expired' ? 'token-expired' : 'unauthorized', err.message);
   }
+  if (claims.handout) throw new HttpError(403, 'forbidden', 'a hand-out link only makes your own fork: open your fork to see its volumes');
+  return claims;
 }
 
 function corsHeaders(deps: VolumeRouteDeps, req: IncomingMessage): Record<string, string> | null {

@@ -1,7 +1,7 @@
 /**
  * One workspace's JavaScript runtime: the sandboxed runner process, the per-cell time limit
  * (enforced here, in the parent: the vm timeout stops synchronous loops softly; anything still
- * running at the deadline is killed), Interrupt (SIGINT, then kill), and a clear reason when the
+ * running at the deadline is killed — time waiting for the server's own calls aside, run-deadline.ts), Interrupt (SIGINT, then kill), and a clear reason when the
  * process dies (timeout, out of memory, CPU limit, crash). A dead runtime stays dead: the kernel
  * starts a new one and treats every value as lost.
  * Effects: child processes, timers.
@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import type { CellOutput } from '@plexus/shared';
 import { SandboxedChild, type ChildExit } from './child.ts';
 import { RUNNER_DIR } from './sandbox.ts';
+import { RunDeadline } from './run-deadline.ts';
 
 /** Modules a cell may `import` (resolved from the server's dependencies). */
 export const CURATED_LIBRARIES = ['d3-array', 'simple-statistics'] as const;
@@ -64,6 +65,8 @@ export interface RunOutcome {
 const START_SLACK_MS = 5000;
 /** Hard deadline slack after the runner said it started executing (its vm timeout fires first). */
 const RUN_SLACK_MS = 2000;
+/** Longest a run may last in all, waiting for the server included (run-deadline.ts; at least 10× the cell limit). */
+const HOST_WAIT_CAP_MS = 5 * 60_000;
 
 const require = createRequire(import.meta.url);
 const nodeModules = path.resolve(path.dirname(require.resolve('@duckdb/node-api/package.json')), '../..');
@@ -96,7 +99,7 @@ export function deathReason(exit: ChildExit, memoryMb: number): string {
   return `the kernel process exited (code ${exit.code}) and was restarted`;
 }
 
-type Pending = { resolve: (o: RunOutcome) => void; onStream: (name: 'stdout' | 'stderr', text: string) => void; timer: NodeJS.Timeout };
+type Pending = { resolve: (o: RunOutcome) => void; onStream: (name: 'stdout' | 'stderr', text: string) => void; deadline: RunDeadline };
 
 export class JsRuntime {
   private child: SandboxedChild | null = null;
@@ -150,7 +153,7 @@ export class JsRuntime {
       const r = this.run_;
       this.run_ = null;
       if (r) {
-        clearTimeout(r.timer);
+        r.deadline.stop();
         r.resolve({ ok: false, defines: [], outputs: [], fatal: reason, error: { type: 'error', name: 'KernelError', message: reason } });
       }
       for (const cb of this.requests.values()) cb({ values: {}, missing: [], error: reason });
@@ -176,8 +179,7 @@ export class JsRuntime {
       case 'running': {
         const r = this.run_;
         if (!r || m.runId !== r.runId) return;
-        clearTimeout(r.timer);
-        r.timer = setTimeout(() => this.hardTimeout(), this.opts.timeoutMs + RUN_SLACK_MS);
+        r.deadline.restart(this.opts.timeoutMs + RUN_SLACK_MS);
         return;
       }
       case 'done':
@@ -185,7 +187,7 @@ export class JsRuntime {
         const r = this.run_;
         if (!r || m.runId !== r.runId) return;
         this.run_ = null;
-        clearTimeout(r.timer);
+        r.deadline.stop();
         if (m.type === 'done') r.resolve({ ok: true, defines: asStrings(m.defines), outputs: Array.isArray(m.outputs) ? (m.outputs as CellOutput[]) : [], full: m.full });
         else r.resolve({ ok: false, defines: [], outputs: [], error: sanitizeError(m.error) });
         return;
@@ -197,7 +199,7 @@ export class JsRuntime {
         if (!sample) return reply({ error: 'volume sampling is not available in this kernel' });
         const params: Record<string, string> = {};
         if (m.params && typeof m.params === 'object') for (const [k, v] of Object.entries(m.params)) if (v !== undefined && v !== null) params[k] = String(v);
-        sample(String(m.op), String(m.dataset), String(m.layer), params).then(
+        this.hostCall(sample(String(m.op), String(m.dataset), String(m.layer), params)).then(
           (result) => reply({ result }),
           (e: unknown) => reply({ error: e instanceof Error ? e.message : String(e) }),
         );
@@ -209,7 +211,7 @@ export class JsRuntime {
         const job = this.opts.job;
         if (!job) return reply({ error: 'analysis jobs are not available in this kernel' });
         const args = m.args && typeof m.args === 'object' && !Array.isArray(m.args) ? (m.args as Record<string, unknown>) : {};
-        job(String(m.op), args).then(
+        this.hostCall(job(String(m.op), args)).then(
           (result) => reply({ result }),
           (e: unknown) => reply({ error: e instanceof Error ? e.message : String(e) }),
         );
@@ -239,10 +241,18 @@ export class JsRuntime {
       // deadline only catches a runner that does not answer. It starts generous (the run message
       // and the cell's compilation come first, seconds on a starved machine) and is re-armed
       // when the runner says it started executing.
-      const timer = setTimeout(() => this.hardTimeout(), this.opts.timeoutMs + START_SLACK_MS);
-      this.run_ = { runId: input.runId, resolve, onStream, timer };
+      const deadline = new RunDeadline(this.opts.timeoutMs + START_SLACK_MS, Math.max(HOST_WAIT_CAP_MS, 10 * this.opts.timeoutMs), () => this.hardTimeout());
+      this.run_ = { runId: input.runId, resolve, onStream, deadline };
       this.child!.send({ type: 'run', ...input, timeoutMs: this.opts.timeoutMs });
     });
+  }
+
+  /** A call the running cell made to the server: its time does not count against the cell's limit (run-deadline.ts). */
+  private hostCall<T>(call: Promise<T>): Promise<T> {
+    const d = this.run_?.deadline;
+    if (!d) return call;
+    d.callStarted();
+    return call.finally(() => d.callEnded());
   }
 
   private hardTimeout(): void {
@@ -256,7 +266,7 @@ export class JsRuntime {
     if (!r || r.runId !== runId) return;
     this.child?.send({ type: 'cancel', runId });
     this.run_ = null;
-    clearTimeout(r.timer);
+    r.deadline.stop();
     r.resolve({ ok: false, defines: [], outputs: [], cancelled: true });
   }
 

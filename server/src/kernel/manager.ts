@@ -70,6 +70,11 @@ export class KernelManager implements Extension {
     return path.join(this.workspaceDir(id), 'tables');
   }
 
+  /** Kernels running (or starting). */
+  get running(): number {
+    return this.kernels.size;
+  }
+
   /** The running kernel of a workspace, if any. */
   get(id: string): WorkspaceKernel | undefined {
     return this.kernels.get(id)?.kernel;

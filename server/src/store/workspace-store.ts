@@ -2,7 +2,8 @@
  * Durable workspace storage in SQLite (better-sqlite3, WAL). Each workspace is an append-only log
  * of Yjs updates plus a compacted snapshot: an update is appended (synchronously, before the server
  * applies or acknowledges it) and survives kill -9; compaction folds the log into the snapshot.
- * Also the workspace registry (name, times, epoch).
+ * Also the workspace registry (name, times, epoch) and the fork registry's table (sqlite-forks.ts).
+ * The default `WorkspaceStorage` (storage.ts; Postgres is postgres/): every answer synchronous.
  *
  * Two database files, so the event loop never waits on a lock: `plexus.db` (registry and log) is
  * written only by this connection on the server's thread; snapshots — large blobs, written by the
@@ -14,43 +15,15 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import * as Y from 'yjs';
 import { randomId } from '@plexus/shared';
 import { Worker } from 'node:worker_threads';
 import { compactFromLog, dropFolded, mergeInTree } from './log-compaction.mjs';
+import { PartsReader } from './parts.ts';
+import { SqliteForkRows } from './sqlite-forks.ts';
+import { WorkspaceNotFoundError, type ForkRecord, type LoadedState, type StoredParts, type WorkspaceRecord, type WorkspaceStorage } from './storage.ts';
 
-export { mergeInTree };
-
-export interface WorkspaceRecord {
-  id: string;
-  name: string;
-  created: number;
-  updated: number;
-  /** Document session id: changes whenever the stored document is created anew. */
-  epoch: string;
-}
-
-/** The stored parts of a workspace, for applying without merging first. */
-export interface StoredParts {
-  snapshot: Uint8Array | null;
-  entries: Uint8Array[];
-  upto: number;
-}
-
-export interface LoadedState {
-  /** The merged state (snapshot + log), or null when the workspace has no content yet. */
-  update: Uint8Array | null;
-  /** Number of log entries on top of the snapshot (compaction hint). */
-  logEntries: number;
-  /** Highest log id included. */
-  upto: number;
-}
-
-export class WorkspaceNotFoundError extends Error {
-  constructor(readonly id: string) {
-    super(`workspace ${id} does not exist`);
-  }
-}
+export { mergeInTree, WorkspaceNotFoundError };
+export type { LoadedState, StoredParts, WorkspaceRecord };
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -82,7 +55,10 @@ CREATE TABLE IF NOT EXISTS snap.snapshots (
 /** The snapshot database beside the main one (`plexus.db` → `plexus.snapshots.db`). */
 export const snapshotFileOf = (file: string): string => file.replace(/(\.db)?$/, '.snapshots.db');
 
-export class WorkspaceStore {
+export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
+  readonly kind = 'sqlite';
+  /** `append` returns once the entry is committed, synchronously. */
+  readonly syncAppends = true;
   readonly db: Database.Database;
   private readonly stmts;
 
@@ -95,6 +71,7 @@ export class WorkspaceStore {
     /** Run WAL checkpoints and log compaction on a worker thread (the server does). */
     opts: { background?: boolean; checkpointMs?: number } = {},
   ) {
+    super();
     fs.mkdirSync(path.dirname(file), { recursive: true });
     this.db = new Database(file);
     // WAL + synchronous=NORMAL: a committed write survives a process crash (kill -9); only an OS
@@ -252,37 +229,8 @@ export class WorkspaceStore {
 
   /** Reads snapshot + log of a workspace as one merged update. */
   load(ws: string): LoadedState {
-    const { snapshot, entries, upto } = this.loadParts(ws);
-    const parts = snapshot ? [snapshot, ...entries] : entries;
-    if (parts.length === 0) return { update: null, logEntries: 0, upto };
-    if (parts.length === 1) return { update: parts[0]!, logEntries: entries.length, upto };
-    try {
-      return { update: mergeInTree(parts), logEntries: entries.length, upto };
-    } catch {
-      const good = this.decodable(parts);
-      return { update: mergeInTree(good), logEntries: entries.length, upto };
-    }
+    return this.merged(this.loadParts(ws));
   }
-
-  /**
-   * Keeps the parts that still decode. Only disk corruption makes one fail (every entry was
-   * validated before it was logged): skip it rather than refuse the whole workspace.
-   */
-  decodable(parts: Uint8Array[]): Uint8Array[] {
-    const good = parts.filter((p) => {
-      try {
-        Y.decodeUpdate(p);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    this.corruptEntriesSkipped += parts.length - good.length;
-    return good;
-  }
-
-  /** Log entries skipped at load because they no longer decode (disk corruption). */
-  corruptEntriesSkipped = 0;
 
   /**
    * Replaces log entries up to `upto` by `state` (which must contain them all), atomically.
@@ -296,6 +244,12 @@ export class WorkspaceStore {
       return true;
     })();
     return written ? this.dropFolded(ws, upto) : 0;
+  }
+
+  /** Stores a loaded document's state as the snapshot, folding in every log entry stored now (storage.ts). */
+  snapshotFromMemory(ws: string, state: Uint8Array): number {
+    if (!this.get(ws)) return 0; // deleted meanwhile
+    return this.compact(ws, state, this.maxLogId(ws));
   }
 
   /** Highest sequence number of a workspace's log (0 when it is empty). */
@@ -346,8 +300,22 @@ export class WorkspaceStore {
     return epoch;
   }
 
-  /** Creates a workspace with initial content (a full Yjs update) and a fresh epoch. */
-  create(rec: { id: string; name: string; state: Uint8Array; now?: number }): WorkspaceRecord {
+  /** The fork registry's table, in this database (created on first use). */
+  get forks(): SqliteForkRows {
+    return (this.forkRows ??= new SqliteForkRows(this.db));
+  }
+  private forkRows: SqliteForkRows | null = null;
+
+  /** Creates a workspace with initial content (a full Yjs update) and a fresh epoch; with `fork`, also its fork record, in one transaction. */
+  create(rec: { id: string; name: string; state: Uint8Array; now?: number }, fork?: ForkRecord): WorkspaceRecord {
+    if (fork) {
+      const forks = this.forks;
+      return this.db.transaction(() => {
+        const w = this.create(rec);
+        forks.add(fork);
+        return w;
+      })();
+    }
     const now = rec.now ?? Date.now();
     const epoch = randomId(16);
     // The snapshot first: a crash before the registry row leaves an orphan that the next start drops.

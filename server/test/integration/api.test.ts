@@ -60,7 +60,7 @@ describe('HTTP API', () => {
     await waitFor(() => c.closes.some((x) => x.reason === 'workspace-not-found'), { message: 'connected client told' });
     c.destroy();
     expect((await api(s.url, s.ownerToken, 'GET', `/api/workspaces/${w.id}`)).status).toBe(404);
-    expect(s.store.logLength(w.id)).toBe(0);
+    expect(await s.store.logLength(w.id)).toBe(0);
     const late = ywsClient(s.url, w.id, s.ownerToken);
     await waitFor(() => late.closes.some((x) => x.code === 4404), { message: 'deleted workspace refused' });
     late.destroy();

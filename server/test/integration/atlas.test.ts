@@ -277,6 +277,8 @@ describe('the atlas', { timeout: 300_000 }, () => {
       [{ table: 'small', method: 'columns', columns: ['snr', 'missing'] }, /table "small" has no column "missing" \(its columns: "id", "snr", "area_px", "depth", "kind", "note"\)/],
       [{ table: 'small', method: 'columns', columns: ['snr'] }, /a "columns" map needs two columns, x and y \(got 1\)/],
       [{ table: 'small', method: 'tfidf', columns: ['depth'] }, /column "depth" is DOUBLE, not text: a TF-IDF map needs a text column/],
+      // This server has no embedding service (PLEXUS_EMBEDDINGS_URL): no silent TF-IDF instead, an error that offers it.
+      [{ table: 'small', method: 'embeddings', columns: ['note'] }, /^this server has no embedding service \(its administrator sets PLEXUS_EMBEDDINGS_URL\), so it cannot make an embeddings map: make a TF-IDF map of "note" instead \(computed locally\)$/],
     ];
     const ids = cases.map(([input]) => createAtlasMap(c.doc, input, alice, aliceOrigin));
     for (const [i, id] of ids.entries()) {

@@ -9,13 +9,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listJobs, listTables, readJob, readViewerState, requestJobStop, userOrigin, type Job } from '@plexus/shared';
+import { getTable, listJobs, listTables, readJob, readViewerState, requestJobStop, userOrigin, type Job } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { writeDemoDataset } from '../../src/volumes/demo/demo-dataset.ts';
 import { api, hocuspocusClient, tmpDir, waitFor, type HpClient } from '@plexus/testkit';
-import { addCell, alice as aliceUser, aliceOrigin, kernelIdle, newWorkspace, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
+import { addCell, alice as aliceUser, aliceOrigin, finished, kernelIdle, newWorkspace, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
 import { cellSource, listCells, readCellRun, requestRun, requestRunAll, readKernelStatus, setRoiEdit } from '@plexus/shared';
 import { fillDemo } from '../../src/demo.ts';
+import { demoAtlasSeeder } from '../../src/demo-atlas.ts';
+import { SMALL_RECORDING } from '../fixtures/small-recording.ts';
 
 let s: PlexusServer;
 const clients: HpClient[] = [];
@@ -23,7 +25,7 @@ let holdNext = false;
 
 beforeAll(async () => {
   const dataDir = tmpDir();
-  await writeDemoDataset(path.join(dataDir, 'volumes', 'calcium-demo'), { params: { width: 96, height: 96, frames: 300, neurons: 12, seed: 5 }, layout: { movieChunk: [64, 64, 32], planeChunk: [64, 64] } });
+  await writeDemoDataset(path.join(dataDir, 'volumes', 'calcium-demo'), SMALL_RECORDING);
   // jobNice 0: on a machine busy with other suites a nice'd job would crawl (its priority is what it is for).
   s = await startKernelServer({ dataDir, jobNice: 0 }, {
     wrapJobSpec: (spec) => {
@@ -215,8 +217,11 @@ describe('calcium jobs', { timeout: 240_000 }, () => {
   });
 
   it('the demo notebook runs the whole analysis: job, tables, charts and the evaluation', async () => {
-    const ws = s.workspaces.create({ name: 'Demo copy', fill: fillDemo }).id;
+    const ws = (await s.workspaces.create({ name: 'Demo copy', fill: fillDemo })).id;
     const c = await open(ws);
+    // As on the seeded demo: the ground-truth neurons and their map, whose selection table a cell reads.
+    await demoAtlasSeeder({ config: s.config, hocuspocus: s.hocuspocus, kernels: s.kernels! })(ws);
+    await waitFor(() => getTable(c.doc, 'demo_neurons_map_selection'), { timeout: 120_000, message: 'the demo map\'s selection table' });
     await waitFor(() => readKernelStatus(c.doc).state !== 'offline', { message: 'kernel online', timeout: 30_000 });
     const cells = listCells(c.doc);
     const jobCell = cells.find((x) => x.kind === 'code' && cellSource(x).includes('calcium.start'))!;
@@ -233,7 +238,8 @@ describe('calcium jobs', { timeout: 240_000 }, () => {
     if (ev.state !== 'done') console.log('JOBS', JSON.stringify(listJobs(c.doc).map((j) => [j.id, j.status, j.input, j.requestedBy])));
     expect([ev.state, shown(ev)]).toEqual(['done', expect.any(String)]);
     for (const cell of listCells(c.doc).filter((x) => x.kind !== 'markdown')) {
-      const v = readCellRun(c.doc, cell.id)!;
+      // Cells after the evaluation (the atlas's) may still be on their way.
+      const v = await waitRun(c.doc, cell.id, finished, `${cell.name ?? 'a cell'} after Run all`, 120_000);
       if (v.state !== 'done') console.log('CELL', cellSource(cell).slice(0, 60), shown(v));
       expect([cell.name ?? cellSource(cell).slice(0, 40), v.state]).toEqual([cell.name ?? cellSource(cell).slice(0, 40), 'done']);
     }

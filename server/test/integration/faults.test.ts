@@ -9,7 +9,7 @@ import * as Y from 'yjs';
 import { createCell, listCells, cellSource, cellText, getCell, userOrigin, getTitle } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
 import { DEMO_WORKSPACE_ID, fillDemo } from '../../src/demo.ts';
-import { api, hocuspocusClient, startTestServer, storedDoc, waitFor, tmpDir, type HpClient } from '@plexus/testkit';
+import { api, hocuspocusClient, sqliteStore, startTestServer, storedDoc, waitFor, tmpDir, type HpClient } from '@plexus/testkit';
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -95,14 +95,14 @@ describe('storage faults', () => {
     s.store.loadParts = () => {
       throw new Error('SQLITE_IOERR: disk I/O error');
     };
-    const snapshotBefore = s.store.db.prepare('SELECT data FROM snapshots WHERE ws = ?').get(id) as { data: Buffer };
+    const snapshotBefore = sqliteStore(s).db.prepare('SELECT data FROM snapshots WHERE ws = ?').get(id) as { data: Buffer };
     const logBefore = s.store.logLength(id);
     const c = client(s.url, id, s.ownerToken);
     await waitFor(() => c.authFailures.includes('load-failed'), { message: 'load-failed' });
     expect(listCells(c.doc)).toHaveLength(0);
     expect(c.doc.share.size === 0 || getTitle(c.doc) === 'Untitled workspace').toBe(true);
     // Nothing was written over the stored state.
-    const snapshotAfter = s.store.db.prepare('SELECT data FROM snapshots WHERE ws = ?').get(id) as { data: Buffer };
+    const snapshotAfter = sqliteStore(s).db.prepare('SELECT data FROM snapshots WHERE ws = ?').get(id) as { data: Buffer };
     expect(snapshotAfter.data.equals(snapshotBefore.data)).toBe(true);
     expect(s.store.logLength(id)).toBe(logBefore);
     s.store.loadParts = realLoad;
@@ -151,16 +151,16 @@ describe('document epochs (no duplication after the server lost its state)', () 
 describe('load speed after a long log', () => {
   it('loads a workspace whose log holds 100,000 small updates, and compacts it on load', async () => {
     const s = await server({ compactEvery: 1000 });
-    const id = s.workspaces.create({ name: 'Long log', fill: fillDemo }).id;
+    const id = (await s.workspaces.create({ name: 'Long log', fill: fillDemo })).id;
     const writer = new Y.Doc();
-    Y.applyUpdate(writer, s.store.load(id).update!);
+    Y.applyUpdate(writer, sqliteStore(s).load(id).update!);
     // Typing into one code cell, one update per character (a real layout: the schema holds at load).
     let last = Y.encodeStateVector(writer);
     const cellId = createCell(writer, { kind: 'code', source: '', author: 'typist' }, userOrigin('typist'));
     s.store.append(id, Y.encodeStateAsUpdate(writer, last));
     last = Y.encodeStateVector(writer);
     const text = cellText(getCell(writer, cellId)!)!;
-    const insert = s.store.db.transaction(() => {
+    const insert = sqliteStore(s).db.transaction(() => {
       for (let i = 0; i < 100_000; i++) {
         text.insert(text.length, String.fromCharCode(97 + (i % 26)));
         s.store.append(id, Y.encodeStateAsUpdate(writer, last));

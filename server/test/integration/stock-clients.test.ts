@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { createCell, listCells, cellSource, userOrigin, getTitle } from '@plexus/shared';
 import type { PlexusServer } from '../../src/app.ts';
-import { rawYws, api, hocuspocusClient, startTestServer, storedDoc, waitFor, ywsClient, type HpClient, type YwsClient } from '@plexus/testkit';
+import { rawYws, api, hocuspocusClient, startTestServer, storedDocAsync, waitFor, ywsClient, type HpClient, type YwsClient } from '@plexus/testkit';
 
 let server: PlexusServer;
 let wsId: string;
@@ -42,8 +42,8 @@ describe('stock clients', () => {
       expect(listCells(doc).map((c) => cellSource(c)).sort()).toEqual(['from hocuspocus', 'from y-websocket']);
     }
     // And the server stored both.
-    await waitFor(() => listCells(storedDoc(server, wsId)).length === 2, { message: 'stored' });
-    expect(new Set(listCells(storedDoc(server, wsId)).map((c) => c.id))).toEqual(new Set([a, b]));
+    await waitFor(async () => listCells(await storedDocAsync(server, wsId)).length === 2, { message: 'stored' });
+    expect(new Set(listCells(await storedDocAsync(server, wsId)).map((c) => c.id))).toEqual(new Set([a, b]));
   });
 
   it('viewer tokens: edits never reach other clients or storage (both protocols)', async () => {
@@ -55,7 +55,7 @@ describe('stock clients', () => {
     const ywViewer = track(ywsClient(server.url, wsId, viewerToken));
     await Promise.all([editor.synced, hpViewer.synced, ywViewer.synced]);
     const before = listCells(editor.doc).length;
-    const storedBefore = Y.encodeStateVector(storedDoc(server, wsId));
+    const storedBefore = Y.encodeStateVector(await storedDocAsync(server, wsId));
 
     createCell(hpViewer.doc, { kind: 'code', source: 'viewer via hocuspocus', author: 'v' }, userOrigin('v1'));
     createCell(ywViewer.doc, { kind: 'code', source: 'viewer via y-websocket', author: 'v' }, userOrigin('v2'));
@@ -64,8 +64,8 @@ describe('stock clients', () => {
     await waitFor(() => ywViewer.closes.some((c) => c.code === 4403 && c.reason === 'read-only'), { message: 'y-websocket viewer closed read-only' });
     // A legitimate edit after the attempts proves the pipeline is flowing, then check nothing leaked.
     createCell(editor.doc, { kind: 'markdown', source: 'marker', author: 'e' }, userOrigin('e'));
-    await waitFor(() => listCells(storedDoc(server, wsId)).some((c) => cellSource(c) === 'marker'), { message: 'marker stored' });
-    const sources = listCells(storedDoc(server, wsId)).map(cellSource);
+    await waitFor(async () => listCells(await storedDocAsync(server, wsId)).some((c) => cellSource(c) === 'marker'), { message: 'marker stored' });
+    const sources = listCells(await storedDocAsync(server, wsId)).map(cellSource);
     expect(sources).not.toContain('viewer via hocuspocus');
     expect(sources).not.toContain('viewer via y-websocket');
     expect(listCells(editor.doc).map(cellSource)).not.toContain('viewer via hocuspocus');
@@ -97,7 +97,7 @@ describe('stock clients', () => {
       const joining = track(ywsClient(server.url, id, server.ownerToken));
       await joining.synced;
       createCell(joining.doc, { kind: 'code', source: `churn ${i}`, author: 'c' }, userOrigin('c'));
-      await waitFor(() => listCells(storedDoc(server, id)).some((c) => cellSource(c) === `churn ${i}`), { message: `churn ${i} stored` });
+      await waitFor(async () => listCells(await storedDocAsync(server, id)).some((c) => cellSource(c) === `churn ${i}`), { message: `churn ${i} stored` });
       expect(server.hocuspocus.documents.get(id)).toBeDefined();
       joining.destroy();
     }

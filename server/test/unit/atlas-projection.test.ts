@@ -4,7 +4,7 @@
  * rest); TF-IDF + SVD separates two topics of short texts and labels them with their words; the
  * k-means labels name the column that distinguishes a cluster; a seed gives the same map twice;
  * missing values get the column mean; bad input ends in a clear error. Also the naming of a map's
- * tables, the columns a map reads, and the points' binary encoding.
+ * tables, the columns a map reads, and the points' response body (the format: shared/test/atlas-points-format.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { project, ProjectionError } from '../../src/atlas/projection.ts';
@@ -15,7 +15,8 @@ import { tfidf, tokenize } from '../../src/atlas/text-projection.ts';
 import { gaussian, seededRandom } from '../../src/atlas/seeded-random.ts';
 import { chooseMapTableName, selectionTableName, sourceColumnName } from '../../src/atlas/table-names.ts';
 import { pickColumns } from '../../src/atlas/source-columns.ts';
-import { encodePoints } from '../../src/atlas/atlas-tables.ts';
+import { decodePoints } from '@plexus/shared';
+import { pointsBody } from '../../src/atlas/atlas-tables.ts';
 
 /** `per` rows of each of three Gaussian blobs (SD 1) in `dims` dimensions, centres 10 apart on different axes. */
 function blobs(per: number, dims: number, seed: number): { columns: Float64Array[]; truth: Int32Array } {
@@ -263,27 +264,12 @@ describe('map tables, columns and points', () => {
     expect(() => pickColumns({ method: 'pca', columns: [], table: 't' }, [...cols, { name: 'RowId', type: 'BIGINT' }])).toThrow('has a column named "RowId", which hides its row numbers');
   });
 
-  it('encodes points as n, metaLen, meta, padding to 4, x, y, row[, color] little-endian', () => {
-    for (const withColor of [false, true]) {
-      const p = {
-        x: Float32Array.of(1.5, -2),
-        y: Float32Array.of(0.25, 3),
-        row: Uint32Array.of(0, 7),
-        color: withColor ? Float32Array.of(NaN, 2) : null,
-        meta: { bounds: [-2, 0.25, 1.5, 3] as [number, number, number, number], color: null, total: 9, sampled: false as const },
-      };
-      const buf = encodePoints(p);
-      const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-      expect(dv.getUint32(0, true)).toBe(2);
-      const metaLen = dv.getUint32(4, true);
-      expect(JSON.parse(buf.subarray(8, 8 + metaLen).toString('utf8'))).toEqual(p.meta);
-      const start = Math.ceil((8 + metaLen) / 4) * 4;
-      expect(buf.subarray(8 + metaLen, start).every((b) => b === 0)).toBe(true);
-      expect(buf.length).toBe(start + (withColor ? 4 : 3) * 8);
-      expect([dv.getFloat32(start, true), dv.getFloat32(start + 4, true)]).toEqual([1.5, -2]);
-      expect([dv.getFloat32(start + 8, true), dv.getFloat32(start + 12, true)]).toEqual([0.25, 3]);
-      expect([dv.getUint32(start + 16, true), dv.getUint32(start + 20, true)]).toEqual([0, 7]);
-      if (withColor) expect([dv.getFloat32(start + 24, true), dv.getFloat32(start + 28, true)]).toEqual([NaN, 2]);
-    }
+  it('serves points in the shared format, as a Buffer over the encoded bytes', () => {
+    const p = { x: Float32Array.of(1.5, -2), y: Float32Array.of(0.25, 3), row: Uint32Array.of(0, 7), color: Float32Array.of(NaN, 2), meta: { bounds: [-2, 0.25, 1.5, 3] as [number, number, number, number], color: { kind: 'numeric' as const, column: 'v', min: 2, max: 2 }, total: 9, sampled: false } };
+    const buf = pointsBody(p);
+    expect(Buffer.isBuffer(buf)).toBe(true);
+    const back = decodePoints(buf);
+    expect(back.meta).toEqual(p.meta);
+    expect([Array.from(back.x), Array.from(back.y), Array.from(back.row), Array.from(back.color!)]).toEqual([[1.5, -2], [0.25, 3], [0, 7], [NaN, 2]]);
   });
 });

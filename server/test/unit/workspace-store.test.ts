@@ -4,17 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import * as Y from 'yjs';
 import { WorkspaceStore, WorkspaceNotFoundError, mergeInTree } from '../../src/store/workspace-store.ts';
+import { keystrokes } from '../fixtures/keystrokes.ts';
 
 const tmp = () => new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-store-')), 'p.db'));
-
-function keystrokes(n: number): { doc: Y.Doc; updates: Uint8Array[] } {
-  const doc = new Y.Doc();
-  const updates: Uint8Array[] = [];
-  doc.on('update', (u: Uint8Array) => updates.push(u));
-  const t = doc.getText('t');
-  for (let i = 0; i < n; i++) t.insert(Math.floor((i * 7919) % (t.length + 1)), String.fromCharCode(97 + (i % 26)));
-  return { doc, updates };
-}
 
 describe('WorkspaceStore', () => {
   it('log + snapshot load equals the document; compaction folds exactly the entries it covers', () => {

@@ -65,7 +65,7 @@ export function atlasSummary(doc: Y.Doc, max: number): string {
   const lines = listAtlasMaps(doc).map((m) => {
     const sel = m.selection ? `; selection by ${m.selection.name ?? m.selection.by} (${m.selection.kind}) — its rows are table ${m.coords?.table ?? '?'}_selection` : '';
     const cats = Object.keys(m.categories);
-    return `- map ${m.id} "${m.title}" of table ${m.table} (${m.coords?.how ?? m.method}, ${m.coords?.status ?? 'not started'}${m.coords?.points ? `, ${m.coords.points} points` : ''})${sel}${m.highlight ? `; highlighted: ${m.highlight.rows.length} rows (${m.highlight.label})` : ''}${cats.length ? `; categories: ${cats.join(', ')}` : ''}`;
+    return `- map ${m.id} "${m.title}" of table ${m.table} (${m.coords?.how ?? m.method}, ${m.coords?.status ?? 'not started'}${m.coords?.points ? `, ${m.coords.points} points` : ''})${sel}${m.highlight ? `; highlighted: ${m.highlight.rows.length} rows (${m.highlight.label})` : ''}${m.viewer?.layer ? `; in the viewer: ${m.viewer.shown} ROIs on layer "${m.viewer.layer}"` : ''}${cats.length ? `; categories: ${cats.join(', ')}` : ''}`;
   });
   return cap(lines.join('\n'), max);
 }

@@ -11,14 +11,18 @@
  * ROI deleted the list is empty and `ignoreNullVisibleSet` is false. Merges become
  * `equivalences` (groups of ids drawn as one segment); Neuroglancer names a group by its smallest
  * id, so the visible set lists that one. Without edits the keys are removed: every ROI shows.
+ * A deleted ROI also leaves the atlas's highlight layers over the same source, in the same
+ * transaction (atlas/viewer-record.ts), and those layers are never taken for the ROI layer.
  * Pure module (Y.Doc reads and writes only).
  */
 import * as Y from 'yjs';
 import type { Json } from '../json.ts';
 import type { Origin } from '../origin.ts';
 import { effectiveRoiIds, readJob, setRoiEdit, type Job, type RoiEdit } from './jobs.ts';
-import { addLayer, layerNames, readLayer, readViewerState, normalizeLayers, setLayerProps, type NgLayer } from '../viewer/state-doc.ts';
+import { addLayer, layerNames, readLayer, setLayerProps } from '../viewer/state-doc.ts';
 import { LOCAL_ORIGIN, layerForServedVolume, type ServedLayer } from '../viewer/sources.ts';
+import { findLayerBySource, layerSourceUrl } from '../viewer/segment-highlight.ts';
+import { atlasHighlightLayers, pruneAtlasViewers } from '../atlas/viewer-record.ts';
 import { roots } from '../schema.ts';
 
 /** The tables a calcium job registers (names of workspace tables). */
@@ -76,20 +80,13 @@ export function roiLayerSource(job: Job): string | null {
   return r ? `precomputed://${LOCAL_ORIGIN}volumes/${encodeURIComponent(r.dataset)}/rois` : null;
 }
 
-const sourceUrl = (layer: NgLayer): string => {
-  const s = (layer as { source?: unknown }).source;
-  if (typeof s === 'string') return s;
-  if (Array.isArray(s)) return sourceUrl({ name: layer.name, source: s[0] } as NgLayer);
-  if (s && typeof s === 'object' && typeof (s as { url?: unknown }).url === 'string') return (s as { url: string }).url;
-  return '';
-};
-
-/** The name of the viewer layer that draws a job's ROIs (found by its source, whatever it is called now), or null. */
+/**
+ * The name of the viewer layer that draws a job's ROIs (found by its source, whatever it is called
+ * now; an atlas map's highlight layer over the same source is not it), or null.
+ */
 export function findRoiLayer(doc: Y.Doc, job: Job): string | null {
   const want = roiLayerSource(job);
-  if (!want) return null;
-  const hit = normalizeLayers(readViewerState(doc).layers).find((l) => sourceUrl(l) === want);
-  return hit ? hit.name : null;
+  return want ? findLayerBySource(doc, want, { skip: atlasHighlightLayers(doc) }) : null;
 }
 
 /**
@@ -113,13 +110,22 @@ export function roiSegmentProps(ids: readonly number[], edits: Readonly<Record<s
   };
 }
 
+/** Whether an ROI id is still drawn after `edits` (false for deleted ROIs and ROIs merged into a deleted one; ids not among `ids` are). Pure. */
+export function roiShown(ids: readonly number[], edits: Readonly<Record<string, RoiEdit>>): (id: number) => boolean {
+  const kept = effectiveRoiIds(ids, edits);
+  const all = new Set(ids);
+  return (id) => kept.has(id) || !all.has(id);
+}
+
 function writeSegments(doc: Y.Doc, layerName: string, ids: readonly number[], edits: Readonly<Record<string, RoiEdit>>, origin: Origin): boolean {
   const layer = readLayer(doc, layerName);
   if (!layer || layer.type !== 'segmentation') return false;
   const want = roiSegmentProps(ids, edits);
   const differs = ROI_SEGMENT_KEYS.some((k) => JSON.stringify(layer[k] ?? null) !== JSON.stringify(want[k] ?? null));
   if (differs) setLayerProps(doc, layerName, want, origin);
-  return differs;
+  // A deleted ROI leaves the atlas's highlights of these ROIs too, in the same transaction.
+  const pruned = pruneAtlasViewers(doc, layerSourceUrl(layer), roiShown(ids, edits), origin);
+  return differs || pruned > 0;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The atlas (seed 004, shared): 2-D maps of a table's rows that a whole meeting looks at and
  * brushes together. A map names its table, how its coordinates are made (chosen x/y columns, PCA
- * or UMAP of numeric columns, TF-IDF + SVD of a text column) and where the server put them (a
+ * or UMAP of numeric columns, TF-IDF + SVD of a text column, or the embeddings of a text column from
+ * the server's embedding service, when it has one) and where the server put them (a
  * coordinates table `row, x, y`); the selection is stored as geometry in map coordinates (a
  * rectangle or a lasso polygon — never as row ids, so it stays small whatever it covers); highlight
  * sets and saved categories hold row numbers (0-based positions in the table). Pure module.
@@ -14,14 +15,28 @@
  * | `selection` | anyone | `AtlasSelection` or absent |
  * | `highlight` | anyone (the agent too) | `AtlasHighlight`: rows shown highlighted for everyone |
  * | `categories` | anyone (the agent too) | Y.Map name → `AtlasCategory` |
+ * | `viewer` | the server (anyone clears it) | `AtlasViewerHighlight`: the viewer layer that shows the selected and highlighted rows' ROIs (atlas-viewer.ts) |
  */
 import * as Y from 'yjs';
 import { randomId } from '../ids.ts';
 import type { Origin } from '../origin.ts';
 import { roots } from '../schema.ts';
+import { clearAtlasViewer, readAtlasViewer, type AtlasViewerHighlight } from './viewer-record.ts';
 
-export const ATLAS_METHODS = ['columns', 'pca', 'umap', 'tfidf'] as const;
+export const ATLAS_METHODS = ['columns', 'pca', 'umap', 'tfidf', 'embeddings'] as const;
 export type AtlasMethod = (typeof ATLAS_METHODS)[number];
+
+/** Methods that place the rows of one text column (the others read numeric columns). */
+export const isTextMethod = (m: AtlasMethod): boolean => m === 'tfidf' || m === 'embeddings';
+
+/**
+ * What the server can do for maps (`GET /api/config` → `{ atlas }`): `embeddings` names the model
+ * of its OpenAI-compatible embedding service, or is null when it has none (text maps are then
+ * TF-IDF only). Never the service's address or key.
+ */
+export interface AtlasServerConfig {
+  embeddings: { model: string } | null;
+}
 
 export interface AtlasCoords {
   status: 'queued' | 'running' | 'done' | 'error';
@@ -72,6 +87,8 @@ export interface AtlasMapView {
   selection: AtlasSelection | null;
   highlight: AtlasHighlight | null;
   categories: Record<string, AtlasCategory>;
+  /** Where the selected and highlighted rows show in the viewer (maps of ROI tables), or null. */
+  viewer: AtlasViewerHighlight | null;
   map: Y.Map<unknown>;
 }
 
@@ -106,6 +123,7 @@ function readMap(m: unknown): AtlasMapView | null {
     selection: obj<AtlasSelection>(m.get('selection')),
     highlight: obj<AtlasHighlight>(m.get('highlight')),
     categories,
+    viewer: readAtlasViewer(m),
     map: m,
   };
 }
@@ -171,13 +189,26 @@ export function setAtlasSelection(doc: Y.Doc, id: string, sel: AtlasSelection | 
   const m = mapOf(doc, id);
   if (!m) return;
   const clean = sel && sel.kind === 'lasso' ? { ...sel, points: sel.points.slice(0, MAX_LASSO_POINTS) } : sel;
-  doc.transact(() => (clean ? m.set('selection', clean) : m.delete('selection')), origin);
+  doc.transact(() => {
+    if (clean) m.set('selection', clean);
+    else {
+      m.delete('selection');
+      // Nothing left to show: the viewer's highlight goes in the same transaction.
+      if (!m.has('highlight')) clearAtlasViewer(doc, m, origin);
+    }
+  }, origin);
 }
 
 export function setAtlasHighlight(doc: Y.Doc, id: string, h: AtlasHighlight | null, origin: Origin): void {
   const m = mapOf(doc, id);
   if (!m) return;
-  doc.transact(() => (h ? m.set('highlight', { ...h, rows: [...new Set(h.rows)].slice(0, MAX_ATLAS_ROWS), label: h.label.slice(0, 200) }) : m.delete('highlight')), origin);
+  doc.transact(() => {
+    if (h) m.set('highlight', { ...h, rows: [...new Set(h.rows)].slice(0, MAX_ATLAS_ROWS), label: h.label.slice(0, 200) });
+    else {
+      m.delete('highlight');
+      if (!m.has('selection')) clearAtlasViewer(doc, m, origin);
+    }
+  }, origin);
 }
 
 /** Saves rows as a named category (replacing one of the same name). */
@@ -197,8 +228,13 @@ export function removeAtlasCategory(doc: Y.Doc, id: string, name: string, origin
 }
 
 export function removeAtlasMap(doc: Y.Doc, id: string, origin: Origin): boolean {
+  const m = mapOf(doc, id);
   if (!roots(doc).atlas.has(id)) return false;
-  doc.transact(() => roots(doc).atlas.delete(id), origin);
+  doc.transact(() => {
+    // Its highlight layer goes with it.
+    if (m) clearAtlasViewer(doc, m, origin);
+    roots(doc).atlas.delete(id);
+  }, origin);
   return true;
 }
 
@@ -229,7 +265,7 @@ export interface AtlasChange {
   maps: string[];
   /** Maps removed. */
   removed: string[];
-  /** Maps whose selection was set or cleared. */
+  /** Maps whose selection or highlight was set or cleared (the rows they stand for changed). */
   selections: string[];
   /** Tables registered, replaced or removed in the `data` registry. */
   tables: string[];
@@ -237,7 +273,7 @@ export interface AtlasChange {
 
 /**
  * Calls `f` after each transaction that created, replaced or removed a map, changed a map's
- * selection, or (re)registered or removed a table (any origin). Returns the unsubscribe.
+ * selection or highlight, or (re)registered or removed a table (any origin). Returns the unsubscribe.
  */
 export function observeAtlas(doc: Y.Doc, f: (change: AtlasChange) => void): () => void {
   const { atlas, data } = roots(doc);
@@ -246,7 +282,7 @@ export function observeAtlas(doc: Y.Doc, f: (change: AtlasChange) => void): () =
     for (const e of events) {
       if (e.target === atlas) {
         e.changes.keys.forEach((ch, id) => (ch.action === 'delete' ? c.removed : c.maps).push(id));
-      } else if (e.path.length === 1 && e instanceof Y.YMapEvent && e.keysChanged.has(SELECTION_KEY)) c.selections.push(String(e.path[0]));
+      } else if (e.path.length === 1 && e instanceof Y.YMapEvent && (e.keysChanged.has(SELECTION_KEY) || e.keysChanged.has(HIGHLIGHT_KEY))) c.selections.push(String(e.path[0]));
     }
     if (c.maps.length || c.removed.length || c.selections.length) f(c);
   };
@@ -263,3 +299,4 @@ export function observeAtlas(doc: Y.Doc, f: (change: AtlasChange) => void): () =
 }
 
 const SELECTION_KEY = 'selection';
+const HIGHLIGHT_KEY = 'highlight';

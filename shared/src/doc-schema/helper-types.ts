@@ -15,7 +15,10 @@ import type { Suggestions } from '../agent/suggestions.ts';
 import type { JobInput, JobProgress, JobRequester, JobSignal, RoiEdit } from '../analysis/jobs.ts';
 import type { Alternative, ParamValue, PickedAlternative, ProvenanceLink, RunRoute, StepVerdict, ToolScope, ValueExpectation } from '../agent/plans.ts';
 import type { LibraryDoc } from '../library/library.ts';
+import type { CheckpointRecord } from '../history/checkpoints.ts';
 import type { AtlasCategory, AtlasCoords, AtlasHighlight, AtlasSelection } from '../atlas/atlas.ts';
+import type { Presentation } from '../presentation.ts';
+import type { ForkOrigin, RaisedHand, RosterEntry } from '../forks/forks.ts';
 import type * as W from './workspace-schema.ts';
 
 /** `Value` (what a helper writes) must be a value of schema `S`. */
@@ -54,8 +57,13 @@ export type HelperValuesFitTheSchema = [
   Fits<typeof W.provenanceLinks, ProvenanceLink[]>,
   Fits<typeof W.stepValues, Record<string, number | string>>,
   Fits<typeof W.libraryDoc, LibraryDoc>,
+  Fits<typeof W.checkpointRecord, CheckpointRecord>,
   Fits<typeof W.atlasCoords, AtlasCoords>,
   Fits<typeof W.atlasSelection, AtlasSelection>,
   Fits<typeof W.atlasHighlight, AtlasHighlight>,
   Fits<typeof W.atlasCategory, AtlasCategory>,
+  Fits<typeof W.forkOrigin, ForkOrigin>,
+  Fits<typeof W.raisedHand, RaisedHand>,
+  Fits<typeof W.rosterEntry, RosterEntry>,
+  Fits<typeof W.presentation, Presentation>,
 ];

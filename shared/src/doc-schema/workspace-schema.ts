@@ -72,6 +72,7 @@ export const dataTable = z.object({
   storedBytes: count,
   uploadedBy: person,
   created: time,
+  segmentSource: z.string().max(2000).optional(),
 });
 
 /** What an imported Jupyter cell came from (notebook/jupyter.ts), carried through to export. */
@@ -109,6 +110,30 @@ const settings = record('workspace settings', {
   neuroglancerHost: field(json('a Neuroglancer URL', z.string().max(2000).regex(/^https?:\/\/\S+$/)), PEOPLE),
 });
 
+/** Forks and hand-outs (forks/forks.ts): where a fork came from, a student's raised hand, the teacher's roster. */
+export const forkOrigin = z.object({
+  workspace: id,
+  name: z.string().max(200),
+  at: time,
+  by: z.object({ id: z.string().max(300), name: z.string().max(200).optional() }),
+  checkpoint: id.optional(),
+  handout: z.boolean().optional(),
+});
+export const raisedHand = z.object({ by: z.string().max(300), name: z.string().max(200).optional(), at: time });
+export const rosterEntry = z.object({
+  fork: id,
+  student: z.object({ id: z.string().max(300), name: z.string().max(200).optional() }),
+  created: time,
+  cells: z.object({ total: count, ran: count, ok: count, errors: count, running: count }),
+  lastError: z.object({ cellId: id, index: count, message: str(500), at: time }).nullable(),
+  hand: raisedHand.nullable(),
+  active: time,
+  updated: time,
+});
+
+/** Who presents (presentation.ts): people start, take over and end it; viewers, the agent and the kernel never. */
+export const presentation = z.object({ by: id, name: z.string().max(200), since: time });
+
 const meta = record('workspace meta', {
   schemaVersion: field(json('a schema version', count), SERVER, { create: SERVER }),
   // People rename the workspace in the header (the server mirrors it into its registry).
@@ -117,6 +142,10 @@ const meta = record('workspace meta', {
   settings: field(settings, SERVER),
   // An imported notebook's metadata (kernelspec, language_info, widgets…), for export.
   jupyter: field(json('notebook metadata', z.object({ metadata: z.record(z.string(), anyJson) })), SERVER),
+  // Presenter mode: any person may start (or take over) and end a presentation.
+  presentation: field(json('a presentation', presentation), PEOPLE),
+  // Where a fork was copied from (forks/forks.ts): written once, by the server, when it forks.
+  forkedFrom: field(json('a fork origin', forkOrigin), SERVER),
 });
 
 /** One output of a run: its `type` says which keys mean what (outputs.ts); stream text grows. */
@@ -345,13 +374,15 @@ export const atlasSelection = z.union([
   z.object({ kind: z.literal('lasso'), points: z.array(z.tuple([finite, finite])).min(3).max(500), by: z.string().max(200), name: z.string().max(200).optional(), at: time }),
 ]);
 export const atlasHighlight = z.object({ rows: rowIds, label: str(200), by: z.string().max(200), name: z.string().max(200).optional(), at: time });
+/** Where a map's selected and highlighted rows show in the viewer (atlas/viewer-record.ts). */
+export const atlasViewer = z.object({ layer: name.nullable(), of: name.nullable(), shown: count, hidden: count, at: time });
 export const atlasCategory = z.object({ rows: rowIds, note: str(2000), summary: str(2000).optional(), by: z.string().max(200), name: z.string().max(200).optional(), at: time });
 
 /** A map of a table's rows: people (and the agent) create it, brush it and save categories; the server writes its coordinates. */
 const atlasMap = record('an atlas map', {
   id: field(json('a map id', id), NOBODY, { required: true }),
   table: field(json('a table name', name), NOBODY, { required: true }),
-  method: field(json('a projection method', z.enum(['columns', 'pca', 'umap', 'tfidf'])), NOBODY),
+  method: field(json('a projection method', z.enum(['columns', 'pca', 'umap', 'tfidf', 'embeddings'])), NOBODY),
   columns: field(json('column names', z.array(z.string().max(200)).max(200)), NOBODY),
   created: field(json('a time', time), NOBODY),
   createdBy: field(json('a user id', z.string().max(200)), NOBODY),
@@ -361,6 +392,20 @@ const atlasMap = record('an atlas map', {
   selection: field(json('a map selection', atlasSelection), COLLABORATORS),
   highlight: field(json('highlighted rows', atlasHighlight), COLLABORATORS),
   categories: field(dict('saved categories', z.string().min(1).max(100), field(json('a category', atlasCategory), COLLABORATORS)), NOBODY),
+  // The server writes it; people's transactions clear it with the selection and prune it with an ROI deletion.
+  viewer: field(json('a viewer highlight', atlasViewer), COLLABORATORS),
+});
+
+/** A stored checkpoint's record (history/checkpoints.ts): the server writes and forgets them. */
+export const checkpointRecord = z.object({
+  id,
+  label: str(200),
+  kind: z.enum(['named', 'agent-run', 'activity', 'import', 'restore', 'fork']),
+  by: z.object({ id, name: z.string().max(200).optional(), kind: z.enum(['person', 'agent', 'kernel', 'server']) }),
+  at: time,
+  bytes: count,
+  cells: count,
+  run: id.optional(),
 });
 
 export const WORKSPACE_SCHEMA: DocSchema = {
@@ -379,6 +424,13 @@ export const WORKSPACE_SCHEMA: DocSchema = {
     // The method library: documents the server indexed (uploads and the notes shipped with Plexus).
     library: dict('method library', id, field(json('a library document', libraryDoc), SERVER, { remove: PEOPLE })),
     atlas: dict('atlas maps', id, field(atlasMap, COLLABORATORS)),
+    // Checkpoints: the server stores the states and records them here (people ask for one over HTTP).
+    checkpoints: dict('checkpoints', id, field(json('a checkpoint', checkpointRecord), SERVER)),
+    // A fork's raised hand (its people) and, in a hand-out's source, the roster of its forks (the server).
+    classroom: record('the classroom', {
+      hand: field(json('a raised hand', raisedHand), PEOPLE),
+      roster: field(dict('the roster of forks', id, field(json('a roster entry', rosterEntry), SERVER)), SERVER),
+    }),
   },
 };
 

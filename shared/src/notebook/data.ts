@@ -27,6 +27,12 @@ export interface DataTable {
   storedBytes: number;
   uploadedBy: { id: string; name?: string };
   created: number;
+  /**
+   * The portable source URL of a segmentation whose segment ids are this table's `id` column
+   * (set by the server for tables it makes from a dataset, e.g. the demo's ground-truth neurons
+   * and its `labels`): the atlas shows a map's selected rows as those segments in the viewer.
+   */
+  segmentSource?: string;
 }
 
 /** True when `name` may name a table (the same rule as SQL cell names). */

@@ -5,3 +5,4 @@ export * from './state-link.ts';
 export * from './views.ts';
 export * from './roi-table.ts';
 export * from './summary.ts';
+export * from './segment-highlight.ts';

@@ -30,6 +30,7 @@ async function run(msg) {
   const { input, output, format, memoryMb } = msg;
   const inst = await DuckDBInstance.create(output, { threads: '2', max_memory: `${memoryMb ?? 512}MB`, temp_directory: '', autoinstall_known_extensions: 'false' });
   const conn = await inst.connect();
+  let answer;
   try {
     await conn.run(`SET allowed_paths = [${lit(input)}]`);
     await conn.run('SET enable_external_access = false');
@@ -39,13 +40,16 @@ async function run(msg) {
     const rows = Number((await conn.runAndReadAll('SELECT count(*) AS n FROM data')).getRowObjectsJS()[0].n);
     if (!desc.length) throw new Error('the file has no columns');
     await conn.run('CHECKPOINT');
-    write({ type: 'result', columns: desc.map((d) => ({ name: String(d.column_name), type: String(d.column_type) })), rows });
+    answer = { type: 'result', columns: desc.map((d) => ({ name: String(d.column_name), type: String(d.column_type) })), rows };
   } catch (e) {
-    write({ type: 'error', message: String(e?.message ?? e).split('\n')[0] });
+    answer = { type: 'error', message: String(e?.message ?? e).split('\n')[0] };
   } finally {
     conn.closeSync();
     inst.closeSync();
   }
+  // Only once the file is closed: the server moves it into place and registers it at this answer,
+  // and a reader that attached it while this process still held its write lock would fail.
+  write(answer);
 }
 
 process.stdin.on('data', frameReader((msg) => {

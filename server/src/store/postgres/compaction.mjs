@@ -1,0 +1,60 @@
+// Folding a workspace's update log into its snapshot in Postgres, shared by the store (the
+// server's thread: snapshots from memory, fallback) and the compaction worker. Plain JavaScript so
+// a worker thread loads it without a TypeScript loader; types in compaction.d.mts.
+// Effects: one Postgres transaction.
+import * as Y from 'yjs';
+import { mergeInTree } from '../log-compaction.mjs';
+
+/** Advisory lock key (two-int form, first half) of compactions; the second half is the workspace's hashtext. */
+export const COMPACTION_LOCK = 0x506c7843; // 'PlxC'
+
+/**
+ * Folds every log entry of `ws` stored now into its snapshot, in one transaction that writes the
+ * snapshot and deletes the folded entries, under a transaction-level advisory lock keyed by the
+ * workspace: one compaction of a workspace at a time across every server using the database.
+ * With `wait` false a compaction already running elsewhere makes this one give up (`busy`); with
+ * `state` (a loaded document's state, from memory) it is merged in as well, which is how a dirty
+ * document is stored. Appends go on meanwhile: they only insert above the entries read here, and
+ * the workspace row is read FOR KEY SHARE, which blocks its deletion but not the appends' updates
+ * of its log head.
+ * `client` is a dedicated connection (pg.Client or a checked-out pool client).
+ * Returns { folded, upto, busy }.
+ */
+export async function compactWorkspace(client, ws, { wait = false, state = null } = {}) {
+  await client.query('BEGIN');
+  try {
+    const lock = wait
+      ? await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2)) AS ok', [COMPACTION_LOCK, ws])
+      : await client.query('SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS ok', [COMPACTION_LOCK, ws]);
+    if (!wait && !lock.rows[0].ok) return await done(client, { folded: 0, upto: 0, busy: true });
+    const exists = await client.query('SELECT 1 FROM workspaces WHERE id = $1 FOR KEY SHARE', [ws]);
+    if (exists.rowCount === 0) return await done(client, { folded: 0, upto: 0, busy: false });
+    const snap = (await client.query('SELECT upto, data FROM snapshots WHERE ws = $1', [ws])).rows[0];
+    const from = snap ? Number(snap.upto) : 0;
+    const rows = (await client.query('SELECT seq, data FROM log WHERE ws = $1 AND seq > $2 ORDER BY seq', [ws, from])).rows;
+    if (rows.length === 0 && !state) return await done(client, { folded: 0, upto: 0, busy: false });
+    const upto = rows.length ? Number(rows[rows.length - 1].seq) : from;
+    const parts = [];
+    if (snap) parts.push(view(snap.data));
+    if (state) parts.push(state);
+    if (rows.length) parts.push(mergeInTree(rows.map((r) => view(r.data))));
+    const merged = parts.length === 1 ? parts[0] : Y.mergeUpdates(parts);
+    await client.query(
+      'INSERT INTO snapshots (ws, upto, data) VALUES ($1, $2, $3) ON CONFLICT (ws) DO UPDATE SET upto = excluded.upto, data = excluded.data',
+      [ws, upto, merged],
+    );
+    if (rows.length) await client.query('DELETE FROM log WHERE ws = $1 AND seq <= $2', [ws, upto]);
+    await client.query('COMMIT');
+    return { folded: rows.length, upto, busy: false };
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw e;
+  }
+}
+
+async function done(client, result) {
+  await client.query('ROLLBACK');
+  return result;
+}
+
+const view = (b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);

@@ -1,0 +1,168 @@
+/**
+ * What the server needs from durable storage, independent of where it lives: the embedded SQLite
+ * store (`workspace-store.ts`, `history/history-store.ts`; the default) or Postgres
+ * (`postgres/`, `PLEXUS_DATABASE_URL`). Chosen once at start by `open-storage.ts`.
+ *
+ * Results are `Awaitable`: the SQLite implementation answers synchronously (a keystroke's
+ * write-ahead append returns once it is committed, without a turn of the event loop, so the
+ * default stays as fast as it was), Postgres with promises. Callers `await` what they get, except
+ * on the hot path (`append`), which checks `syncAppends` / `instanceof Promise` so the SQLite path
+ * stays synchronous.
+ *
+ * Guarantees every implementation gives:
+ * - `append` resolves (or returns) only once the update is durable: the server acknowledges an
+ *   update to its sender after that, so an acknowledged update survives kill -9 of the server.
+ * - Per-workspace sequence numbers are gap-free and grow in commit order, so a snapshot's `upto`
+ *   is a watermark: no entry at or below it can appear after it was taken.
+ * - Loads read one consistent view: the snapshot and the log entries above its `upto`.
+ * - Compaction folds the log into the snapshot and drops the folded entries; at most one
+ *   compaction of a workspace runs at a time (Postgres: across every server using the database).
+ * Effects: none (types only).
+ */
+import type { Actor, ChangeSummary } from '@plexus/shared';
+
+export type Awaitable<T> = T | Promise<T>;
+
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  created: number;
+  updated: number;
+  /** Document session id: changes whenever the stored document is created anew. */
+  epoch: string;
+}
+
+/** The stored parts of a workspace, for applying without merging first. */
+export interface StoredParts {
+  snapshot: Uint8Array | null;
+  entries: Uint8Array[];
+  upto: number;
+}
+
+export interface LoadedState {
+  /** The merged state (snapshot + log), or null when the workspace has no content yet. */
+  update: Uint8Array | null;
+  /** Number of log entries on top of the snapshot (compaction hint). */
+  logEntries: number;
+  /** Highest log id included. */
+  upto: number;
+}
+
+/** One fork in the server's fork registry (forks/registry.ts). */
+export interface ForkRecord {
+  /** The fork's workspace id. */
+  id: string;
+  source: string;
+  /** Who forked: a presence id (`<token subject>/<device>`), and the name they gave. */
+  by: string;
+  byName: string | null;
+  /** Hand-out forks: the student (one fork per student and source). */
+  student: string | null;
+  handout: boolean;
+  created: number;
+}
+
+export class WorkspaceNotFoundError extends Error {
+  constructor(readonly id: string) {
+    super(`workspace ${id} does not exist`);
+  }
+}
+
+/**
+ * The rows of the fork registry, as stored (whether their workspaces still exist is the
+ * registry's business, forks/registry.ts).
+ */
+export interface ForkRows {
+  add(rec: ForkRecord): Awaitable<void>;
+  get(id: string): Awaitable<ForkRecord | null>;
+  ofStudent(source: string, student: string): Awaitable<ForkRecord | null>;
+  /** Hand-out forks of `source`, oldest first. */
+  handouts(source: string): Awaitable<ForkRecord[]>;
+  remove(id: string): Awaitable<void>;
+  /** Removes the rows of every fork made from `source`. */
+  removeSource(source: string): Awaitable<void>;
+}
+
+/** Workspace registry, update log and snapshots, and the fork registry. */
+export interface WorkspaceStorage {
+  readonly kind: 'sqlite' | 'postgres';
+  /** True when `append` returns a number once the update is durable; false when it returns a promise. */
+  readonly syncAppends: boolean;
+
+  /** Appends one update to a workspace's log; durable when it returns / resolves. Resolves to its sequence number. */
+  append(ws: string, update: Uint8Array): Awaitable<number>;
+  /** Marks a workspace as modified now (for the list's ordering). */
+  touch(ws: string, when?: number): Awaitable<void>;
+  /** Reads the snapshot and the log entries on top of it, unmerged (one consistent view). Throws WorkspaceNotFoundError. */
+  loadParts(ws: string): Awaitable<StoredParts>;
+  /** Reads snapshot + log of a workspace as one merged update. */
+  load(ws: string): Awaitable<LoadedState>;
+  /** Keeps the parts that still decode (only disk corruption makes one fail). */
+  decodable(parts: Uint8Array[]): Uint8Array[];
+  /** Log entries skipped at load because they no longer decode. */
+  readonly corruptEntriesSkipped: number;
+  /**
+   * Replaces log entries up to `upto` by `state`, atomically (recovery: `state` may deliberately
+   * leave some of them out). Returns the number of log entries folded in.
+   */
+  compact(ws: string, state: Uint8Array, upto: number): Awaitable<number>;
+  /**
+   * Stores a loaded document's state `state` (taken now, from memory) as the snapshot, folding in
+   * every log entry stored now; entries appended meanwhile stay. For dirty documents and shutdown.
+   * Returns the number of log entries folded (0 when the workspace no longer exists).
+   */
+  snapshotFromMemory(ws: string, state: Uint8Array): Awaitable<number>;
+  /** Folds the log into the snapshot from stored data, off the event loop where possible. Resolves with the number folded. */
+  compactInBackground(ws: string): Promise<number>;
+  /** Highest sequence number of a workspace's log (0 when it is empty). */
+  maxLogId(ws: string): Awaitable<number>;
+  /** Log entries on top of the snapshot. */
+  logLength(ws: string): Awaitable<number>;
+
+  get(id: string): Awaitable<WorkspaceRecord | undefined>;
+  list(): Awaitable<WorkspaceRecord[]>;
+  /** Gives a workspace a new epoch: clients holding local state of the old one drop it (4409). */
+  renewEpoch(id: string): Awaitable<string>;
+  /** Creates a workspace with initial content (a full Yjs update) and a fresh epoch; with `fork`, records it in the fork registry in the same transaction. */
+  create(rec: { id: string; name: string; state: Uint8Array; now?: number }, fork?: ForkRecord): Awaitable<WorkspaceRecord>;
+  rename(id: string, name: string): Awaitable<void>;
+  /** Deletes a workspace with its log and snapshot. */
+  delete(id: string): Awaitable<boolean>;
+
+  /** The fork registry's rows, beside the workspace registry. */
+  readonly forks: ForkRows;
+
+  close(): Awaitable<void>;
+}
+
+/** One stretch of attributed changes in the history journal (history/attribution.ts). */
+export interface JournalEntry {
+  id: number;
+  ws: string;
+  start: number;
+  end: number;
+  actor: Actor;
+  summary: ChangeSummary;
+}
+
+/**
+ * Checkpoint states (deflated Yjs updates of whole documents) and the attribution journal
+ * (history/). SQLite: `plexus.history.db`; Postgres: the same database as the workspaces.
+ */
+export interface HistoryStorage {
+  /** Stores a checkpoint's state (deflated off the event loop); resolves to the stored bytes. */
+  putState(ws: string, id: string, at: number, state: Uint8Array): Promise<number>;
+  /** A checkpoint's state, or null when it is not stored. */
+  getState(ws: string, id: string): Awaitable<Uint8Array | null>;
+  dropStates(ws: string, ids: string[]): Awaitable<void>;
+  /** Stored checkpoints of a workspace, oldest first. */
+  states(ws: string): Awaitable<Array<{ id: string; at: number; bytes: number }>>;
+  /** What a workspace's checkpoints cost on disk. */
+  usage(ws: string): Awaitable<{ bytes: number; checkpoints: number }>;
+  appendJournal(entries: Array<Omit<JournalEntry, 'id'>>): Awaitable<void>;
+  /** Journal entries overlapping [from, to], newest first. */
+  journal(ws: string, from?: number, to?: number, limit?: number): Awaitable<JournalEntry[]>;
+  /** Forgets everything of a deleted workspace. */
+  deleteWorkspace(ws: string): Awaitable<void>;
+  close(): Awaitable<void>;
+}
