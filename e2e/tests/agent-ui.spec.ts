@@ -256,6 +256,9 @@ test('suggestions: a value chip asks the agent as a follow-up of that run; Reply
     // Reply on the answer: the next message follows up too.
     await alice.page.locator(`[data-message-id="${replyId}"]`).getByTestId('chat-reply').click();
     await expect(alice.page.getByTestId('chat-reply-target')).toBeVisible();
+    // Reply moves the caret into the composer in an effect after the render that shows the
+    // target: wait for it there, or the keys go to the Reply button (and Enter clicks it again).
+    await expect(alice.page.getByTestId('chat-input')).toBeFocused();
     await alice.page.keyboard.type('and y?');
     await alice.page.keyboard.press('Enter');
     const second = await peer.waitRun((r) => r.request.text === 'and y?', 'the reply run');
