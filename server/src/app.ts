@@ -57,6 +57,8 @@ import { Readiness } from './ops/readiness.ts';
 import { NodeMetrics, timeAppends } from './ops/metrics.ts';
 import { Drain, closeSockets } from './ops/drain.ts';
 import type { NodeState } from './http/ops-api.ts';
+import { clusterWiring, type Cluster } from './cluster/wiring.ts';
+import { defaultNodeUrl } from './cluster/cluster-config.ts';
 
 export const VERSION = '0.1.0';
 /** DuckDB's memory limit for one read-only data query, description or histogram over HTTP (MB). */
@@ -108,6 +110,8 @@ export interface PlexusServer {
   readiness: Readiness;
   /** What `GET /metrics` exposes. */
   metrics: NodeMetrics;
+  /** One of several nodes (`PLEXUS_REDIS_URL`): leases, routing, relays (cluster/); null: the only node. */
+  cluster: Cluster | null;
   /** Flushes everything to storage and stops; open WebSockets are closed with 1012 server-draining. */
   close(): Promise<void>;
   /**
@@ -171,6 +175,25 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     draining: () => drainState.draining,
   });
   timeAppends(store, metrics.onAppend);
+  // Several nodes: this one serves the workspaces whose lease it holds and relays the others' clients.
+  const cluster = config.cluster
+    ? clusterWiring({
+        config: config.cluster,
+        nodeId: config.ops.nodeId,
+        fencing: store.fencing,
+        hocuspocus: (): Hocuspocus => hocuspocus,
+        log,
+        stopServing: (ws) => {
+          persistence.stopStoring(ws);
+          bridge.closeAll(ws, CloseCodes.WorkspaceMoved);
+          void kernels?.stop(ws);
+        },
+      })
+    : null;
+  if (cluster) {
+    readiness.add({ name: 'redis', check: () => cluster.redis.ping() });
+    persistence.onFenced = (ws) => cluster.ownership.drop(ws, 'fenced off by the store');
+  }
   const kernels = config.kernel
     ? new KernelManager({
         dataDir: config.dataDir,
@@ -213,7 +236,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     // Storage is our write-ahead log, not Hocuspocus' debounced store: unload as soon as possible.
     debounce: 0,
     unloadImmediately: true,
-    extensions: [new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), ...(atlas ? [atlas.extension] : []), library.extension, forking.roster.extension, history.attribution.extension, history.checkpoints.extension, metrics.extension],
+    extensions: [...(cluster ? [cluster.ownership] : []), new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), ...(atlas ? [atlas.extension] : []), library.extension, forking.roster.extension, history.attribution.extension, history.checkpoints.extension, metrics.extension],
   });
   // Error bodies never name these (http/respond.ts redacts them; any other absolute path too).
   registerServerDir(config.dataDir, '<data dir>');
@@ -253,8 +276,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const publicUrl = (req: IncomingMessage) => config.publicUrl ?? `http://${req.headers.host ?? `localhost:${config.port}`}`;
   const volumeRoute = { volumes, signer, log, public: config.publicVolumes, corsOrigins: config.volumesCorsOrigins, publicUrl };
   const volumeApi = { volumes, maxSampleVoxels: config.maxSampleVoxels, publicUrl };
-  const http: Server = createServer(drainState.track(
-    requestHandler({
+  const handle = requestHandler({
       api: {
         signer, workspaces, log, store, agentLeases, volumeApi, library, version: VERSION, started, publicUrl, nodeId: config.ops.nodeId, isDraining: () => drainState.draining,
         forks: {
@@ -283,13 +305,28 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       volumes: volumeRoute,
       serveClient,
       log,
-    }),
-  ));
+    });
+  // Several nodes: requests about a workspace served elsewhere are forwarded to its node.
+  const http: Server = createServer(
+    drainState.track(
+      cluster
+        ? (req, res) =>
+            void cluster.relayHttp(req, res).then(
+              (relayed) => relayed || handle(req, res),
+              (e) => {
+                log.error('relaying a request failed', { err: e });
+                if (!res.headersSent) res.writeHead(500).end();
+              },
+            )
+        : handle,
+    ),
+  );
 
   // PlexusSocket: an oversized message closes with 4413 message-too-large (ws itself says 1009).
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes, perMessageDeflate: false, WebSocket: PlexusSocket });
 
-  http.on('upgrade', upgradeHandler({ hocuspocus, signer, guard, log, wss, store, bridge, isReady: () => ready, isDraining: () => drainState.draining }));
+  const collabCluster = cluster && { relay: cluster.relay, route: (ws: string) => cluster.router.route(ws), localOnly: (ws: string) => cluster.localOnly(ws) };
+  http.on('upgrade', upgradeHandler({ hocuspocus, signer, guard, log, wss, store, bridge, cluster: collabCluster, isReady: () => ready, isDraining: () => drainState.draining }));
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -300,6 +337,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
   kernels?.listening(`http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`, hocuspocus);
+  await cluster?.listening(config.cluster?.nodeUrl ?? defaultNodeUrl(config.host, port));
   const ownerToken = signer.sign({ ws: '*', role: 'owner', sub: 'local-owner', ttlSeconds: config.ownerTokenDays * 86400 });
   log.info('listening', { url, dataDir: config.dataDir, clientBuilt: serveClient !== null });
 
@@ -322,6 +360,8 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       const failed = await persistence.flushAll();
       if (failed.length) log.error('could not flush some workspaces; their last changes are in the update log', { failed });
       await history.close().catch((e) => log.error('closing the history store failed', { err: e }));
+      // After the flush: the next node to take a lease loads everything stored here.
+      await cluster?.close().catch((e) => log.error('leaving the cluster failed', { err: e }));
       await store.close();
       await socketsClosed;
       log.info('stopped');
@@ -330,10 +370,14 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const drain = () =>
     (draining ??= (async () => {
       log.info('draining: refusing new clients', { inFlight: drainState.requestsInFlight, limitMs: config.ops.drainMs });
-      const unfinished = await drainState.start(config.ops.drainMs);
+      const finishing = drainState.start(config.ops.drainMs);
+      // Several nodes: clients move now (their workspaces unload here, their leases go back, and
+      // the node they reconnect to takes them), not after the HTTP requests in flight.
+      if (cluster) void closeSockets(wss.clients, CloseCodes.ServerDraining, SOCKET_CLOSE_MS);
+      const unfinished = await finishing;
       if (unfinished > 0) log.warn('drain limit reached: stopping with HTTP requests in flight', { unfinished, limitMs: config.ops.drainMs });
       await close();
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, agentLeases, library, atlas, forks: forking.forks, roster: forking.roster, history, nodeId: config.ops.nodeId, readiness, metrics, close, drain };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, agentLeases, library, atlas, forks: forking.forks, roster: forking.roster, history, nodeId: config.ops.nodeId, readiness, metrics, cluster, close, drain };
 }

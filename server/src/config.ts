@@ -4,6 +4,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT } from '@plexus/shared';
 import type { DemoOptions } from './volumes/demo/demo-dataset.ts';
 import type { EmbeddingsConfig } from './atlas/embeddings.ts';
 import { loadOpsConfig, type OpsConfig } from './ops/ops-config.ts';
+import { loadClusterConfig, type ClusterConfig } from './cluster/cluster-config.ts';
 
 export interface ServerConfig {
   port: number;
@@ -72,6 +73,8 @@ export interface ServerConfig {
   embeddings: EmbeddingsConfig | null;
   /** Running as a node: its id, the SIGTERM drain's bound, the `/metrics` token (ops/ops-config.ts). */
   ops: OpsConfig;
+  /** One of several nodes (`PLEXUS_REDIS_URL`; cluster/cluster-config.ts); null: the only one. */
+  cluster: ClusterConfig | null;
 }
 
 function int(v: string | undefined, dflt: number, name: string): number {
@@ -176,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     agentName: env.PLEXUS_AGENT_NAME?.trim() || undefined,
     embeddings: embeddingsConfig(env),
     ops: loadOpsConfig(env),
+    cluster: loadClusterConfig(env, databaseUrl(env.PLEXUS_DATABASE_URL)),
     ...overrides,
   };
 }

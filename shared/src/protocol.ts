@@ -59,6 +59,11 @@ export const CloseCodes = {
    * stock client (Hocuspocus provider, y-websocket) answers by reconnecting; nothing is lost.
    */
   ServerDraining: { code: 1012, reason: 'server-draining' },
+  /**
+   * Several nodes: the workspace is served by another node now (its lease moved, e.g. this node
+   * was paused past it). 1012 like a drain: the client reconnects and is routed to that node.
+   */
+  WorkspaceMoved: { code: 1012, reason: 'workspace-moved' },
 } as const satisfies Record<string, { code: number; reason: string }>;
 export type CloseCode = (typeof CloseCodes)[keyof typeof CloseCodes];
 

@@ -10,6 +10,9 @@
  *   raw-clients.ts rawHocuspocus, rawYws, hpFrame, hpUpdate, ywsUpdate (+ roundTrip)
  *   gates.ts      Gates, gateCall, gateCallExpr, hasAllOf
  *   postgres.ts   startPostgres (a real Postgres cluster in a temp dir), postgresBinDir
+ *   redis.ts      startRedis (a real Redis in a temp dir: stop, start again on its port, kill)
+ *   haproxy.ts    startHaproxy (Debian's HAProxy in front of nodes, WebSocket upgrade, health checks)
+ *   cluster.ts    startTestCluster (Redis + Postgres + a shared data dir; nodes in-process or as children)
  *   markers.ts    typeMarkers, checkMarkers, newLedger (acknowledged edits for durability tests)
  *   kernel.ts     (vitest hooks: import `@plexus/testkit/kernel`) kernelSuite, startKernelServer, newWorkspace, client, kernelOf, kernelIdle, waitRun, shown, ...
  *   agent.ts      agentSuite, startAgent, ask, waitRunEnd, ... (imports the agent: import it by path, `@plexus/testkit/agent`)
@@ -22,3 +25,6 @@ export * from './raw-clients.ts';
 export * from './gates.ts';
 export * from './postgres.ts';
 export * from './markers.ts';
+export * from './redis.ts';
+export * from './haproxy.ts';
+export * from './cluster.ts';

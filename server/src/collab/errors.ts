@@ -21,11 +21,11 @@ export function rememberSocket(headers: Headers, socket: { close(code: number, r
   sockets.set(headers, socket);
 }
 
-/** Refusals caused by storage alone: they pass when it is back. */
-const TRANSIENT = new Set<number>([CloseCodes.StorageUnavailable.code, CloseCodes.LoadFailed.code]);
+/** Refusals that pass by themselves: storage is back, or the client reconnects and is routed to the workspace's node. */
+const TRANSIENT = new Set<number>([CloseCodes.StorageUnavailable.code, CloseCodes.LoadFailed.code, CloseCodes.WorkspaceMoved.code]);
 
 /**
- * A refusal that only storage caused (4503, 4500) is temporary: the connection's socket is also
+ * A refusal that only storage caused (4503, 4500), or a workspace another node serves (1012), is temporary: the connection's socket is also
  * closed, once Hocuspocus has sent its refusal, because a stock provider tries a refused document
  * again only when its socket closes (else it waits for its 30 s message watchdog).
  */

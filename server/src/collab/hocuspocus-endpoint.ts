@@ -14,13 +14,29 @@ import type { Logger } from '../log.ts';
 import { type AwarenessGuard, encodeAwarenessEntries, reframeAwareness } from './awareness-guard.ts';
 import { ProtocolError, rememberSocket } from './errors.ts';
 import { validateHocuspocusFrame } from './validate.ts';
+import { CollabRouting, type RelayDeps } from '../cluster/socket-relay.ts';
+import { RELAY_HEADER, type Route } from '../cluster/router.ts';
 
 export interface HocuspocusEndpointDeps {
   hocuspocus: Hocuspocus;
   signer: TokenSigner;
   guard: AwarenessGuard;
   log: Logger;
+  /** Several nodes: documents served by another node are relayed there (cluster/socket-relay.ts). */
+  cluster?: CollabCluster | null;
 }
+
+export interface CollabCluster {
+  relay: RelayDeps;
+  /** Route for clients. */
+  route(ws: string): Promise<Route>;
+  /** Route for a socket another node relayed, or the kernel's: served here or not at all (never relayed on). */
+  localOnly(ws: string): Promise<Route>;
+}
+
+/** The kernel's token subject: its socket is never relayed (a kernel serves its own node's copy only). */
+const KERNEL_SUB = 'service:kernel';
+type Frame = ReturnType<typeof validateHocuspocusFrame>;
 
 function toRequest(req: IncomingMessage): Request {
   const headers = new Headers();
@@ -32,7 +48,7 @@ function toRequest(req: IncomingMessage): Request {
 }
 
 /** Serves one upgraded `/collab` socket. */
-export function serveHocuspocus({ hocuspocus, signer, guard, log }: HocuspocusEndpointDeps, ws: WebSocket, req: IncomingMessage): void {
+export function serveHocuspocus({ hocuspocus, signer, guard, log, cluster }: HocuspocusEndpointDeps, ws: WebSocket, req: IncomingMessage): void {
   const request = toRequest(req);
   rememberSocket(request.headers, ws); // storage refusals close it (errors.ts closeIfTransient)
   const conn = hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, request);
@@ -41,14 +57,15 @@ export function serveHocuspocus({ hocuspocus, signer, guard, log }: HocuspocusEn
   // refuses bad tokens).
   const ownerKey = `hp:${randomUUID()}`;
   const roles = new Map<string, TokenClaims>();
-  ws.on('message', (data: Buffer, isBinary: boolean) => {
-    // Closing (refused, or the node stops): nothing more is applied or acknowledged; the client
-    // still holds what it sent and sends it again when it reconnects.
+  const refuse = (e: unknown) => {
+    const err = e as ProtocolError;
+    log.warn('frame refused; connection closed', { code: err.code, reason: err.reason, detail: err.message, protocol: 'hocuspocus' });
+    ws.close(err.code, err.reason);
+  };
+  // This node's side of a frame: identity per document, awareness checked and stamped, then Hocuspocus.
+  const deliver = (frame: Uint8Array, f: Frame) => {
     if (ws.readyState !== ws.OPEN) return;
-    let frame = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     try {
-      if (!isBinary) throw new ProtocolError(CloseCodes.MalformedMessage, 'text frames are not part of the protocol');
-      const f = validateHocuspocusFrame(frame);
       if (f.token !== undefined) {
         try {
           roles.set(f.documentName, signer.verify(f.token));
@@ -68,14 +85,41 @@ export function serveHocuspocus({ hocuspocus, signer, guard, log }: HocuspocusEn
         if (checked.stamped) frame = reframeAwareness(frame, encodeAwarenessEntries(checked.entries));
       }
     } catch (e) {
-      const err = e as ProtocolError;
-      log.warn('frame refused; connection closed', { code: err.code, reason: err.reason, detail: err.message, protocol: 'hocuspocus' });
-      ws.close(err.code, err.reason);
-      return;
+      return refuse(e);
     }
     conn.handleMessage(frame);
+  };
+  // Several nodes: each document's frames go to the node serving it. A socket relayed by another
+  // node, and the kernel's, are served here or not at all.
+  const relayed = !!req.headers[RELAY_HEADER];
+  const localOnly = new Set<string>();
+  const routing = cluster
+    ? new CollabRouting<Frame>(ws, cluster.relay, deliver, (doc) => (relayed || localOnly.has(doc) ? cluster.localOnly(doc) : cluster.route(doc)))
+    : null;
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    // Closing (refused, or the node stops): nothing more is applied or acknowledged; the client
+    // still holds what it sent and sends it again when it reconnects.
+    if (ws.readyState !== ws.OPEN) return;
+    const frame = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    let f: Frame;
+    try {
+      if (!isBinary) throw new ProtocolError(CloseCodes.MalformedMessage, 'text frames are not part of the protocol');
+      f = validateHocuspocusFrame(frame);
+    } catch (e) {
+      return refuse(e);
+    }
+    if (!routing) return deliver(frame, f);
+    if (f.token !== undefined && !localOnly.has(f.documentName)) {
+      try {
+        if (signer.verify(f.token).sub === KERNEL_SUB) localOnly.add(f.documentName);
+      } catch {
+        // an invalid token: the serving node refuses it
+      }
+    }
+    routing.frame(f.documentName, frame, f);
   });
   ws.on('close', (code: number, reason: Buffer) => {
+    routing?.closed();
     for (const doc of roles.keys()) guard.release(doc, ownerKey);
     conn.handleClose({ code, reason: reason.toString() });
   });

@@ -23,7 +23,7 @@ import type { Extension, Document, beforeSyncPayload, onLoadDocumentPayload, aft
 import * as Y from 'yjs';
 import { CloseCodes, migrate, observeTitle, serverOrigin, writerOfToken, type Writer } from '@plexus/shared';
 import type { Logger } from '../log.ts';
-import { WorkspaceNotFoundError, type Awaitable, type StoredParts, type WorkspaceStorage } from '../store/storage.ts';
+import { FencedError, WorkspaceNotFoundError, type Awaitable, type StoredParts, type WorkspaceStorage } from '../store/storage.ts';
 import { ProtocolError, closeIfTransient } from './errors.ts';
 import { ShadowValidator } from './shadow.ts';
 import { diagnose } from './recovery.ts';
@@ -69,7 +69,11 @@ export class DurablePersistence implements Extension {
   priority = 1000;
   private readonly docs = new Map<string, { doc: Document; state: DocState }>();
   private readonly deleted = new Set<string>();
+  /** Workspaces another node took over (fenced off): nothing more of them is stored from here. */
+  private readonly fenced = new Set<string>();
   private readonly shadows = new ShadowValidator();
+  /** Called once when storage refuses a workspace's write because another node holds its fence (cluster/ownership.ts drops it). */
+  onFenced: (ws: string) => void = () => {};
 
   constructor(
     private readonly store: WorkspaceStorage,
@@ -98,6 +102,7 @@ export class DurablePersistence implements Extension {
       throw new ProtocolError(CloseCodes.NeedsRecovery, diagnosis.problem);
     }
     this.deleted.delete(documentName);
+    this.fenced.delete(documentName);
     this.log.info('document loaded', { ws: documentName, ms: +(performance.now() - started).toFixed(1), logEntries: parts.entries.length });
     // Remember how much log sits on top of the snapshot so a long log is compacted soon.
     this.pendingLog.set(documentName, parts.entries.length);
@@ -197,6 +202,7 @@ export class DurablePersistence implements Extension {
    */
   appendIncoming(ws: string, update: Uint8Array, writer: Writer): void | Promise<void> {
     if (this.deleted.has(ws)) throw new ProtocolError(CloseCodes.NotFound, ws);
+    if (this.fenced.has(ws)) throw new ProtocolError(CloseCodes.WorkspaceMoved, ws);
     if (isEmptyUpdate(update)) return; // e.g. the sync step 2 of a client with nothing new
     this.shadows.check(ws, update, writer);
     let appended: Awaitable<number>;
@@ -218,16 +224,44 @@ export class DurablePersistence implements Extension {
   private refused(ws: string, e: unknown): ProtocolError {
     this.shadows.invalidate(ws); // the shadow has it, the live document will not
     if (e instanceof WorkspaceNotFoundError) return new ProtocolError(CloseCodes.NotFound, ws);
+    if (e instanceof FencedError) {
+      this.fencedOff(ws);
+      return new ProtocolError(CloseCodes.WorkspaceMoved, ws);
+    }
     this.log.error('append failed; update refused', { ws, err: e });
     return new ProtocolError(CloseCodes.StorageUnavailable, (e as Error).message);
   }
 
+  /**
+   * Another node holds the workspace's fence: nothing of it is stored from here any more (its
+   * clients reconnect, and are routed there). Its loaded copy is left to be unloaded, clean.
+   */
+  /** Stops storing `ws` from this node: another node serves it now (cluster/ownership.ts). */
+  stopStoring(ws: string): void {
+    this.fencedOff(ws);
+  }
+
+  private fencedOff(ws: string): void {
+    if (this.fenced.has(ws)) return;
+    this.fenced.add(ws);
+    const entry = this.docs.get(ws);
+    if (entry) {
+      clearTimeout(entry.state.idleTimer);
+      clearTimeout(entry.state.retryTimer);
+      entry.state.dirty = false;
+      entry.state.sinceSnapshot = 0;
+    }
+    this.log.warn('workspace fenced off: another node serves it now', { ws });
+    this.onFenced(ws);
+  }
+
   private onDocumentUpdate(ws: string, update: Uint8Array, origin: unknown): void {
-    if (alreadyLogged(origin) || this.deleted.has(ws)) return;
+    if (alreadyLogged(origin) || this.deleted.has(ws) || this.fenced.has(ws)) return;
     const entry = this.docs.get(ws);
     if (!entry) return;
     // Keep the change in memory and retry as a snapshot until storage works again.
     const keep = (e: unknown) => {
+      if (e instanceof FencedError) return this.fencedOff(ws);
       this.log.error('append failed; document kept in memory, retrying', { ws, err: e });
       entry.state.dirty = true;
       this.scheduleRetry(ws);
@@ -313,7 +347,7 @@ export class DurablePersistence implements Extension {
    */
   async compact(ws: string): Promise<boolean> {
     const entry = this.docs.get(ws);
-    if (!entry || this.deleted.has(ws)) return true;
+    if (!entry || this.deleted.has(ws) || this.fenced.has(ws)) return true;
     const s = entry.state;
     clearTimeout(s.idleTimer);
     if (s.sinceSnapshot === 0 && !s.dirty) return true;
@@ -329,6 +363,10 @@ export class DurablePersistence implements Extension {
       this.log.debug('compacted', { ws, folded, bytes: state.byteLength, ms: +(performance.now() - started).toFixed(1) });
       return true;
     } catch (e) {
+      if (e instanceof FencedError) {
+        this.fencedOff(ws);
+        return true;
+      }
       this.log.error('compaction failed; document kept in memory', { ws, err: e });
       s.dirty = true;
       this.scheduleRetry(ws);
@@ -346,6 +384,7 @@ export class DurablePersistence implements Extension {
     if (!entry) return;
     // Server-side changes still on their way to storage decide whether the document is dirty.
     if (entry.state.inflight.size) await Promise.all([...entry.state.inflight]);
+    if (this.fenced.has(documentName)) return; // another node serves it: nothing to store from here
     // Everything but a dirty document's in-memory changes is already in the log.
     if (entry.state.dirty) {
       // Throwing keeps the document loaded (Hocuspocus skips the unload): never drop unsaved state.

@@ -18,6 +18,8 @@ import type { ProtocolError } from '../collab/errors.ts';
 import { serveHocuspocus, type HocuspocusEndpointDeps } from '../collab/hocuspocus-endpoint.ts';
 import type { YwsBridge } from '../collab/yws-bridge.ts';
 import type { PlexusSocket } from '../collab/socket.ts';
+import { pipeSockets } from '../cluster/socket-relay.ts';
+import { RELAY_HEADER } from '../cluster/router.ts';
 
 export interface UpgradeDeps extends HocuspocusEndpointDeps {
   wss: WebSocketServer;
@@ -62,6 +64,19 @@ export function upgradeHandler(deps: UpgradeDeps): (req: IncomingMessage, socket
         const hold = (d: Buffer) => early.push(d);
         ws.on('message', hold);
         ws.on('error', () => {}); // a peer gone meanwhile: its close event ends it (serve listens to both)
+        // Several nodes: a workspace served by another node is relayed there whole (one document per socket).
+        const cluster = deps.cluster;
+        if (cluster && !req.headers[RELAY_HEADER]) {
+          void cluster.route(id).then((route) => {
+            if (route.kind === 'local') return serveHere();
+            ws.off('message', hold);
+            if (route.kind === 'unavailable') return ws.close(CloseCodes.WorkspaceMoved.code, CloseCodes.WorkspaceMoved.reason);
+            pipeSockets(ws, early, route.url, req.url ?? '/', cluster.relay);
+          });
+          return;
+        }
+        serveHere();
+        function serveHere() {
         authorize(signer, store, url.searchParams.get('token'), id, url.searchParams.get('epoch')).then(
           (claims) => {
             ws.off('message', hold);
@@ -78,6 +93,7 @@ export function upgradeHandler(deps: UpgradeDeps): (req: IncomingMessage, socket
             ws.close(err.code, err.reason);
           },
         );
+        }
       });
       return;
     }

@@ -131,8 +131,36 @@ export interface WorkspaceStorage {
 
   /** The fork registry's rows, beside the workspace registry. */
   readonly forks: ForkRows;
+  /** Fencing of the node serving each workspace (Postgres only: the store several nodes share; cluster/). */
+  readonly fencing?: StorageFencing;
 
   close(): Awaitable<void>;
+}
+
+/**
+ * Fencing tokens (several nodes on one database). The node that holds a workspace's lease claims
+ * the next token before it loads the workspace; from then on its appends and snapshots carry it and
+ * the store refuses any that carry an older one with FencedError — so a node that lost the lease
+ * while paused or cut off can never store anything for that workspace again.
+ */
+export interface StorageFencing {
+  /** Takes the next token of `ws` for this process (every earlier holder is fenced off at once). Throws WorkspaceNotFoundError. */
+  claim(ws: string): Promise<number>;
+  /** This process no longer writes `ws` fenced (it unloaded it). */
+  release(ws: string): void;
+  /** The token this process holds for `ws`, if it claimed one. */
+  token(ws: string): number | undefined;
+}
+
+/** A write carried a fencing token older than the workspace's: another node serves it now. */
+export class FencedError extends Error {
+  constructor(
+    readonly ws: string,
+    readonly token: number,
+  ) {
+    super(`workspace ${ws} is served by another node now (fencing token ${token} is stale)`);
+    this.name = 'FencedError';
+  }
 }
 
 /** One stretch of attributed changes in the history journal (history/attribution.ts). */

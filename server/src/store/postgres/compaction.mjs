@@ -18,17 +18,20 @@ export const COMPACTION_LOCK = 0x506c7843; // 'PlxC'
  * the workspace row is read FOR KEY SHARE, which blocks its deletion but not the appends' updates
  * of its log head.
  * `client` is a dedicated connection (pg.Client or a checked-out pool client).
- * Returns { folded, upto, busy }.
+ * With `fence` (the token of the node storing `state`), a fence that moved on stores nothing (`fenced`).
+ * Returns { folded, upto, busy, fenced? }.
  */
-export async function compactWorkspace(client, ws, { wait = false, state = null } = {}) {
+export async function compactWorkspace(client, ws, { wait = false, state = null, fence = undefined } = {}) {
   await client.query('BEGIN');
   try {
     const lock = wait
       ? await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2)) AS ok', [COMPACTION_LOCK, ws])
       : await client.query('SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS ok', [COMPACTION_LOCK, ws]);
     if (!wait && !lock.rows[0].ok) return await done(client, { folded: 0, upto: 0, busy: true });
-    const exists = await client.query('SELECT 1 FROM workspaces WHERE id = $1 FOR KEY SHARE', [ws]);
+    const exists = await client.query('SELECT fence FROM workspaces WHERE id = $1 FOR KEY SHARE', [ws]);
     if (exists.rowCount === 0) return await done(client, { folded: 0, upto: 0, busy: false });
+    // A state from memory is only stored by the node that holds the workspace's fence.
+    if (state && fence !== undefined && Number(exists.rows[0].fence) !== fence) return await done(client, { folded: 0, upto: 0, busy: false, fenced: true });
     const snap = (await client.query('SELECT upto, data FROM snapshots WHERE ws = $1', [ws])).rows[0];
     const from = snap ? Number(snap.upto) : 0;
     const rows = (await client.query('SELECT seq, data FROM log WHERE ws = $1 AND seq > $2 ORDER BY seq', [ws, from])).rows;

@@ -79,4 +79,14 @@ CREATE TABLE journal (
 CREATE INDEX journal_by_ws ON journal (ws, end_at);
 `,
   },
+  {
+    version: 3,
+    name: 'fencing: the token of the node serving each workspace',
+    sql: `
+-- Several nodes (cluster/): the node that takes a workspace's lease bumps its fence and writes
+-- with it; appends and snapshots carrying an older fence are refused, so a node that lost the
+-- lease (paused, cut off) can never store anything for the workspace again.
+ALTER TABLE workspaces ADD COLUMN fence BIGINT NOT NULL DEFAULT 0;
+`,
+  },
 ];

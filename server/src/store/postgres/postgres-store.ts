@@ -21,7 +21,7 @@
 import { Worker } from 'node:worker_threads';
 import { randomId } from '@plexus/shared';
 import type { ForkRecord, ForkRows, LoadedState, StoredParts, WorkspaceRecord, WorkspaceStorage } from '../storage.ts';
-import { WorkspaceNotFoundError } from '../storage.ts';
+import { FencedError, WorkspaceNotFoundError, type StorageFencing } from '../storage.ts';
 import { PartsReader } from '../parts.ts';
 import { bytes, type PgDatabase } from './database.ts';
 import { COMPACTION_LOCK, compactWorkspace } from './compaction.mjs';
@@ -33,6 +33,16 @@ const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 const APPEND = `
 WITH head AS (
   UPDATE workspaces SET last_seq = last_seq + cardinality($2::bytea[]) WHERE id = $1 RETURNING last_seq
+)
+INSERT INTO log (ws, seq, data)
+SELECT $1, head.last_seq - cardinality($2::bytea[]) + u.ord, u.data
+FROM head, unnest($2::bytea[]) WITH ORDINALITY AS u(data, ord)
+RETURNING seq`;
+
+/** The same, for a node that claimed the workspace's fence: nothing is written when the fence moved on. */
+const APPEND_FENCED = `
+WITH head AS (
+  UPDATE workspaces SET last_seq = last_seq + cardinality($2::bytea[]) WHERE id = $1 AND fence = $3 RETURNING last_seq
 )
 INSERT INTO log (ws, seq, data)
 SELECT $1, head.last_seq - cardinality($2::bytea[]) + u.ord, u.data
@@ -60,6 +70,9 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
   readonly kind = 'postgres';
   readonly syncAppends = false;
   readonly forks: ForkRows;
+  readonly fencing: StorageFencing;
+  /** Fencing tokens this process claimed, by workspace (cluster/: the node holding each lease). */
+  private readonly fences = new Map<string, number>();
   private readonly queues = new Map<string, Pending[]>();
   private readonly draining = new Set<Promise<void>>();
   private worker: Worker | null = null;
@@ -75,6 +88,17 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
     super();
     db.retain();
     this.forks = new PgForkRows(db);
+    this.fencing = {
+      claim: async (ws) => {
+        const { rows } = await this.db.query<{ fence: string }>('UPDATE workspaces SET fence = fence + 1 WHERE id = $1 RETURNING fence', [ws]);
+        if (!rows[0]) throw new WorkspaceNotFoundError(ws);
+        const token = Number(rows[0].fence);
+        this.fences.set(ws, token);
+        return token;
+      },
+      release: (ws) => void this.fences.delete(ws),
+      token: (ws) => this.fences.get(ws),
+    };
     if (opts.background) this.startWorker();
   }
 
@@ -118,9 +142,13 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
       let n = 0;
       while (n < queue.length && n < MAX_BATCH && (n === 0 || size + queue[n]!.update.byteLength <= MAX_BATCH_BYTES)) size += queue[n++]!.update.byteLength;
       const batch = queue.splice(0, n);
+      const fence = this.fences.get(ws);
       try {
-        const { rows } = await this.db.query<{ seq: number }>({ name: 'plexus-append', text: APPEND, values: [ws, batch.map((p) => p.update)] });
-        if (rows.length !== batch.length) throw new WorkspaceNotFoundError(ws);
+        const { rows } =
+          fence === undefined
+            ? await this.db.query<{ seq: number }>({ name: 'plexus-append', text: APPEND, values: [ws, batch.map((p) => p.update)] })
+            : await this.db.query<{ seq: number }>({ name: 'plexus-append-fenced', text: APPEND_FENCED, values: [ws, batch.map((p) => p.update), fence] });
+        if (rows.length !== batch.length) throw await this.notWritten(ws, fence);
         const first = Math.min(...rows.map((r) => r.seq));
         batch.forEach((p, i) => p.resolve(first + i));
       } catch (e) {
@@ -128,6 +156,13 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
       }
     }
     this.queues.delete(ws);
+  }
+
+  /** Why an append wrote nothing: the workspace is gone, or another node took its fence. */
+  private async notWritten(ws: string, fence: number | undefined): Promise<Error> {
+    if (fence === undefined) return new WorkspaceNotFoundError(ws);
+    const { rows } = await this.db.query<{ fence: string }>('SELECT fence FROM workspaces WHERE id = $1', [ws]);
+    return rows[0] ? new FencedError(ws, fence) : new WorkspaceNotFoundError(ws);
   }
 
   async touch(ws: string, when = Date.now()): Promise<void> {
@@ -161,10 +196,12 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
   }
 
   async snapshotFromMemory(ws: string, state: Uint8Array): Promise<number> {
-    return (await this.inline(ws, { wait: true, state })).folded;
+    const r = await this.inline(ws, { wait: true, state, fence: this.fences.get(ws) });
+    if (r.fenced) throw new FencedError(ws, this.fences.get(ws)!);
+    return r.folded;
   }
 
-  private inline(ws: string, opts: { wait: boolean; state?: Uint8Array }): Promise<{ folded: number }> {
+  private inline(ws: string, opts: { wait: boolean; state?: Uint8Array; fence?: number }): Promise<{ folded: number; fenced?: boolean }> {
     return this.db.withClient((c) => compactWorkspace(c, ws, opts));
   }
 

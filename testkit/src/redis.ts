@@ -1,0 +1,239 @@
+/**
+ * A real Redis server for tests and benchmarks (no mocks): Debian's `redis-server`, in a fresh
+ * temporary directory, on a free port of 127.0.0.1 only (or the port given), without persistence
+ * (`--save '' --appendonly no`), in the foreground (`--daemonize no`) as a child of this process,
+ * its log in `redis.log` of that directory. `stop()` and `start()` restart it on the same port (a
+ * test of what happens while Redis is away); `kill()` is a crash; `destroy()` stops it and removes
+ * its directory. At the latest it is killed when the process that started it ends, however it ends
+ * (a small watchdog process waits for it, since a test worker can end without running exit
+ * handlers).
+ *
+ * Readiness is a raw `PING` over TCP answered `+PONG` (no `redis-cli`, no client library).
+ *
+ * Binary: `/usr/bin/redis-server`, else `redis-server` on the PATH. None: `startRedis` throws
+ * saying how to install it — `apt-get update && apt-get install -y redis-server` — so a suite that
+ * needs Redis fails loudly instead of skipping.
+ * Effects: processes, files under the system's temporary directory, TCP connections to 127.0.0.1.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const REDIS_INSTALL_HINT =
+  "redis-server was not found. Install Debian's Redis: `apt-get update && apt-get install -y redis-server`.";
+
+/** Generous limits that only catch hangs (a loaded 2-core machine is slow, never this slow). */
+const START_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+/** The `redis-server` binary; throws REDIS_INSTALL_HINT when there is none. */
+export function redisServerPath(): string {
+  const debian = '/usr/bin/redis-server';
+  if (fs.existsSync(debian)) return debian;
+  try {
+    const onPath = execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim();
+    if (onPath) return onPath;
+  } catch {
+    // not on the PATH
+  }
+  throw new Error(REDIS_INSTALL_HINT);
+}
+
+/** Whether a Redis server answers `PING` with `+PONG` on 127.0.0.1:`port` (false on any error, or after `timeout` ms). */
+export function pingRedis(port: number, timeout = 1_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    let reply = '';
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeout, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('close', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString('latin1');
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG\r\n'));
+    });
+  });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Resolves once `child` has exited (at once if it already has). */
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  child.ref(); // this process waits for it
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+export interface RedisServer {
+  /** `redis://127.0.0.1:PORT`. */
+  readonly url: string;
+  readonly port: number;
+  /** The server's directory (its log in `redis.log`, what it printed before opening it in `redis.out`). */
+  readonly dir: string;
+  /** The pid of the current redis-server process (a new one after `start()`). */
+  readonly pid: number;
+  readonly running: boolean;
+  /** SIGTERM, and resolves once it has exited (nothing is saved: no persistence). */
+  stop(): Promise<void>;
+  /** Starts it again, on the same port (after `stop()` or `kill()`); resolves once it answers PING. */
+  start(): Promise<void>;
+  /** SIGKILL (a crash); `start()` waits for it to be gone. */
+  kill(): void;
+  /** Stops it and removes its directory. */
+  destroy(): Promise<void>;
+}
+
+const live = new Set<() => void>();
+let exitHook = false;
+
+/** Starts a fresh Redis server on 127.0.0.1, on `opts.port` or a free port; resolves once it answers PING. */
+export async function startRedis(opts: { port?: number } = {}): Promise<RedisServer> {
+  const bin = redisServerPath();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-redis-'));
+  const logFile = path.join(dir, 'redis.log');
+  const outFile = path.join(dir, 'redis.out');
+  // The pid of the running server, for the watchdog; removed once the server has exited.
+  const pidFile = path.join(dir, 'redis.pid');
+  let port = opts.port ?? 0;
+  let child: ChildProcess | null = null;
+  const alive = (proc: ChildProcess) => proc.exitCode === null && proc.signalCode === null;
+  /** Up and not being stopped or killed (a signalled process may take a moment to exit). */
+  const isRunning = () => child !== null && alive(child) && !child.killed;
+  const failed = (what: string) => {
+    const tail = (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8').slice(-2000) : '');
+    const out = tail(outFile);
+    const log = tail(logFile);
+    return new Error(`${what}${out ? `\n--- redis.out ---\n${out}` : ''}${log ? `\n--- redis.log ---\n${log}` : ''}`);
+  };
+  const spawnServer = (p: number): ChildProcess => {
+    const args = ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, '--logfile', logFile];
+    const out = fs.openSync(outFile, 'a');
+    try {
+      const proc = spawn(bin, args, { cwd: dir, stdio: ['ignore', out, out] });
+      proc.once('error', () => undefined); // a spawn that fails has no pid: reported just below
+      if (proc.pid === undefined) throw failed(`redis-server did not start (${bin})`);
+      fs.writeFileSync(pidFile, String(proc.pid));
+      proc.once('exit', () => {
+        if (child === proc) fs.rmSync(pidFile, { force: true });
+      });
+      proc.unref(); // a forgotten server does not keep this process alive (the exit hook and the watchdog kill it)
+      return proc;
+    } finally {
+      fs.closeSync(out);
+    }
+  };
+  /** Resolves once the server on `p` answers PING; rejects at once if it exits first (`false`: it did). */
+  const ready = async (proc: ChildProcess, p: number): Promise<boolean> => {
+    const end = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      if (!alive(proc)) return false;
+      // The answer must come from this server, not from another that took the port meanwhile.
+      if ((await pingRedis(p)) && alive(proc)) return true;
+      if (Date.now() > end) {
+        proc.kill('SIGKILL');
+        throw failed(`redis-server on 127.0.0.1:${p} did not answer PING within ${START_TIMEOUT_MS} ms`);
+      }
+      await pause(10);
+    }
+  };
+  const start = async () => {
+    if (isRunning()) return;
+    if (child) await exited(child); // after kill(): gone before its port is taken again
+    // A port found free can be taken before the server binds it: try another then.
+    for (let attempt = 0; ; attempt++) {
+      const p = port || (await freePort());
+      const proc = spawnServer(p);
+      child = proc;
+      if (await ready(proc, p)) {
+        port = p;
+        return;
+      }
+      if (attempt >= 2 || port) throw failed(`redis-server on 127.0.0.1:${p} exited (code ${proc.exitCode}, signal ${proc.signalCode}) before answering PING`);
+    }
+  };
+  const stop = async () => {
+    if (!child || !alive(child)) return;
+    const proc = child;
+    if (!proc.killed) proc.kill('SIGTERM');
+    const gone = exited(proc);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), STOP_TIMEOUT_MS)));
+    const outcome = await Promise.race([gone, late]);
+    clearTimeout(timer);
+    if (outcome === 'late') {
+      proc.kill('SIGKILL');
+      await gone;
+      throw failed(`redis-server (pid ${proc.pid}) did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM; killed`);
+    }
+  };
+  const killNow = () => {
+    if (child && alive(child)) child.kill('SIGKILL');
+  };
+  const atExit = () => {
+    killNow();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await start();
+  } catch (e) {
+    killNow();
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  live.add(atExit);
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => live.forEach((stopNow) => stopNow()));
+  }
+  // The watchdog: once this process is gone, kill the server (whichever pid runs now) and remove
+  // its directory (no-ops after a `destroy()`).
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+  spawn(
+    'sh',
+    ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; [ -f ${quote(pidFile)} ] && kill -9 "$(cat ${quote(pidFile)})" 2>/dev/null; rm -rf ${quote(dir)}`],
+    { detached: true, stdio: 'ignore' },
+  ).unref();
+  const server: RedisServer = {
+    get url() {
+      return `redis://127.0.0.1:${port}`;
+    },
+    get port() {
+      return port;
+    },
+    dir,
+    get pid() {
+      return child?.pid ?? 0;
+    },
+    get running() {
+      return isRunning();
+    },
+    stop,
+    start,
+    kill: killNow,
+    async destroy() {
+      live.delete(atExit);
+      await stop().catch(() => undefined);
+      killNow();
+      if (child) await exited(child);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
