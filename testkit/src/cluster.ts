@@ -13,6 +13,7 @@ import { tmpDir } from './dirs.ts';
 import { startTestServer, startChildServer, type ChildServer } from './plexus.ts';
 import { startPostgres, type PostgresServer } from './postgres.ts';
 import { startRedis, type RedisServer } from './redis.ts';
+import { freePort } from './processes.ts';
 
 export interface TestCluster {
   redis: RedisServer;
@@ -23,7 +24,7 @@ export interface TestCluster {
   leaseMs: number;
   /** Starts a node in this process. */
   startNode(id: string, overrides?: Partial<ServerConfig>): Promise<PlexusServer>;
-  /** Starts a node as a child process (`server/src/main.ts`). */
+  /** Starts a node as a child process (`server/src/main.ts`), on the same port each time for one id. */
   startChildNode(id: string, env?: Record<string, string>): Promise<ChildServer>;
   /** Stops every node started here, then Redis and Postgres. */
   destroy(): Promise<void>;
@@ -36,6 +37,7 @@ export async function startTestCluster(opts: { leaseMs?: number; pg?: PostgresSe
   const dataDir = tmpDir();
   const inProcess: PlexusServer[] = [];
   const children: ChildServer[] = [];
+  const ports = new Map<string, number>();
   const env = (id: string) => ({ PLEXUS_DATABASE_URL: databaseUrl, PLEXUS_REDIS_URL: redis.url, PLEXUS_NODE_ID: id, PLEXUS_LEASE_MS: String(leaseMs) });
   return {
     redis, pg, databaseUrl, dataDir, leaseMs,
@@ -46,7 +48,10 @@ export async function startTestCluster(opts: { leaseMs?: number; pg?: PostgresSe
       return node;
     },
     async startChildNode(id, extra = {}) {
-      const child = await startChildServer(dataDir, { ...env(id), ...extra });
+      // Each node keeps its port across restarts: the load balancer's backends stay valid.
+      let port = ports.get(id);
+      if (port === undefined) ports.set(id, (port = await freePort()));
+      const child = await startChildServer(dataDir, { ...env(id), PORT: String(port), ...extra });
       children.push(child);
       return child;
     },

@@ -24,6 +24,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { alive, answering, exited, freePort, recordPid, startGuarded, terminate } from './processes.ts';
 
 export const HAPROXY_INSTALL_HINT = "haproxy was not found. Install Debian's HAProxy: `apt-get update && apt-get install -y haproxy`.";
 
@@ -127,26 +128,6 @@ function answers(port: number, timeout = 1_000): Promise<boolean> {
   });
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** Resolves once `child` has exited (at once if it already has). */
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  child.ref(); // this process waits for it
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
 export interface Haproxy {
   /** `http://127.0.0.1:PORT`. */
   readonly url: string;
@@ -159,9 +140,6 @@ export interface Haproxy {
   /** Stops it and removes its directory. */
   destroy(): Promise<void>;
 }
-
-const live = new Set<() => void>();
-let exitHook = false;
 
 /**
  * Starts HAProxy in front of `backends` on 127.0.0.1, on `opts.port` or a free port; resolves once
@@ -177,7 +155,6 @@ export async function startHaproxy(backends: HaproxyBackend[], opts: { port?: nu
   const pidFile = path.join(dir, 'haproxy.pid');
   let port = opts.port ?? 0;
   let child: ChildProcess | null = null;
-  const alive = (proc: ChildProcess) => proc.exitCode === null && proc.signalCode === null;
   const failed = (what: string) => {
     const out = fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8').slice(-2000) : '';
     return new Error(`${what}${out ? `\n--- haproxy.out ---\n${out}` : ''}`);
@@ -188,8 +165,7 @@ export async function startHaproxy(backends: HaproxyBackend[], opts: { port?: nu
       const proc = spawn(bin, ['-db', '-f', configPath], { cwd: dir, stdio: ['ignore', out, out] });
       proc.once('error', () => undefined); // a spawn that fails has no pid: reported just below
       if (proc.pid === undefined) throw failed(`haproxy did not start (${bin})`);
-      fs.writeFileSync(pidFile, String(proc.pid));
-      proc.once('exit', () => fs.rmSync(pidFile, { force: true }));
+      recordPid(proc, pidFile, () => true);
       proc.unref(); // a forgotten haproxy does not keep this process alive (the exit hook and the watchdog kill it)
       return proc;
     } finally {
@@ -197,19 +173,8 @@ export async function startHaproxy(backends: HaproxyBackend[], opts: { port?: nu
     }
   };
   /** Resolves once haproxy answers on `p` (`false`: it exited first). */
-  const ready = async (proc: ChildProcess, p: number): Promise<boolean> => {
-    const end = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      if (!alive(proc)) return false;
-      // The answer must come from this haproxy, not from another process that holds the port.
-      if ((await answers(p)) && alive(proc)) return true;
-      if (Date.now() > end) {
-        proc.kill('SIGKILL');
-        throw failed(`haproxy on 127.0.0.1:${p} did not answer within ${START_TIMEOUT_MS} ms`);
-      }
-      await pause(10);
-    }
-  };
+  const ready = (proc: ChildProcess, p: number) =>
+    answering(proc, p, answers, START_TIMEOUT_MS, () => failed(`haproxy on 127.0.0.1:${p} did not answer within ${START_TIMEOUT_MS} ms`));
   const start = async () => {
     // A port found free can be taken before haproxy binds it: try another then.
     for (let attempt = 0; ; attempt++) {
@@ -225,47 +190,16 @@ export async function startHaproxy(backends: HaproxyBackend[], opts: { port?: nu
     }
   };
   const stop = async () => {
-    if (!child || !alive(child)) return;
     const proc = child;
-    if (!proc.killed) proc.kill('SIGTERM');
-    const gone = exited(proc);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), STOP_TIMEOUT_MS)));
-    const outcome = await Promise.race([gone, late]);
-    clearTimeout(timer);
-    if (outcome === 'late') {
-      proc.kill('SIGKILL');
-      await gone;
-      throw failed(`haproxy (pid ${proc.pid}) did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM; killed`);
-    }
+    if (proc) await terminate(proc, STOP_TIMEOUT_MS, () => failed(`haproxy (pid ${proc.pid}) did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM; killed`));
   };
   const killNow = () => {
     if (child && alive(child)) child.kill('SIGKILL');
   };
-  const atExit = () => {
-    killNow();
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await start();
-  } catch (e) {
-    killNow();
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw e;
-  }
-  live.add(atExit);
-  if (!exitHook) {
-    exitHook = true;
-    process.once('exit', () => live.forEach((stopNow) => stopNow()));
-  }
-  // The watchdog: once this process is gone, kill haproxy and remove its directory (no-ops after a
-  // `destroy()`).
-  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
-  spawn(
-    'sh',
-    ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; [ -f ${quote(pidFile)} ] && kill -9 "$(cat ${quote(pidFile)})" 2>/dev/null; rm -rf ${quote(dir)}`],
-    { detached: true, stdio: 'ignore' },
-  ).unref();
+  // Killed and its directory removed if it fails to start, at this process's exit, and by the
+  // watchdog (through the pid file) once this process is gone, however it ends; all no-ops after
+  // a `destroy()`.
+  const forgetAtExit = await startGuarded(dir, start, killNow, { pidFile });
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -273,7 +207,7 @@ export async function startHaproxy(backends: HaproxyBackend[], opts: { port?: nu
     configPath,
     stop,
     async destroy() {
-      live.delete(atExit);
+      forgetAtExit();
       await stop().catch(() => undefined);
       killNow();
       if (child) await exited(child);

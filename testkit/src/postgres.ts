@@ -15,12 +15,12 @@
  * Postgres fails loudly instead of skipping.
  * Effects: processes, files under the system's temporary directory.
  */
-import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort, onProcessExit, startWatchdog } from './processes.ts';
 
 const run = promisify(execFile);
 
@@ -67,17 +67,6 @@ function serverUser(): { prefix: string[]; uid: number; gid: number } | null {
   return { prefix: ['runuser', '-u', 'postgres', '--'], uid, gid };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 export interface PostgresServer {
   readonly port: number;
   /** The cluster's directory (data in `data/`, the server log in `postgres.log`). */
@@ -96,9 +85,6 @@ export interface PostgresServer {
   /** Stops it and removes its directory. */
   destroy(): Promise<void>;
 }
-
-const live = new Set<() => void>();
-let exitHook = false;
 
 /**
  * Starts a fresh Postgres cluster. `fsync: false` trades crash safety of Postgres itself for speed
@@ -157,16 +143,10 @@ export async function startPostgres(opts: { fsync?: boolean } = {}): Promise<Pos
     stopNow();
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  live.add(atExit);
-  if (!exitHook) {
-    exitHook = true;
-    process.once('exit', () => live.forEach((stop) => stop()));
-  }
+  const forgetAtExit = onProcessExit(atExit);
   // The watchdog: once this process is gone, stop the server and remove its directory (no-ops
   // after a `destroy()`).
-  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
-  const stopCommand = command('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']).flat().map(quote).join(' ');
-  spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${stopCommand} >/dev/null 2>&1; rm -rf ${quote(dir)}`], { detached: true, stdio: 'ignore' }).unref();
+  startWatchdog(dir, { command: command('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']).flat() });
   const psqlArgs = (db: string) => ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', 'plexus', '-d', db];
   let made = 0;
   const server: PostgresServer = {
@@ -200,7 +180,7 @@ export async function startPostgres(opts: { fsync?: boolean } = {}): Promise<Pos
     },
     start,
     async destroy() {
-      live.delete(atExit);
+      forgetAtExit();
       if (running) await server.stop('immediate').catch(() => stopNow());
       fs.rmSync(dir, { recursive: true, force: true });
     },

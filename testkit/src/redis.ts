@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { alive, answering, exited, freePort, recordPid, startGuarded, terminate } from './processes.ts';
 
 export const REDIS_INSTALL_HINT =
   "redis-server was not found. Install Debian's Redis: `apt-get update && apt-get install -y redis-server`.";
@@ -61,26 +62,6 @@ export function pingRedis(port: number, timeout = 1_000): Promise<boolean> {
   });
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** Resolves once `child` has exited (at once if it already has). */
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  child.ref(); // this process waits for it
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
 export interface RedisServer {
   /** `redis://127.0.0.1:PORT`. */
   readonly url: string;
@@ -100,9 +81,6 @@ export interface RedisServer {
   destroy(): Promise<void>;
 }
 
-const live = new Set<() => void>();
-let exitHook = false;
-
 /** Starts a fresh Redis server on 127.0.0.1, on `opts.port` or a free port; resolves once it answers PING. */
 export async function startRedis(opts: { port?: number } = {}): Promise<RedisServer> {
   const bin = redisServerPath();
@@ -113,7 +91,6 @@ export async function startRedis(opts: { port?: number } = {}): Promise<RedisSer
   const pidFile = path.join(dir, 'redis.pid');
   let port = opts.port ?? 0;
   let child: ChildProcess | null = null;
-  const alive = (proc: ChildProcess) => proc.exitCode === null && proc.signalCode === null;
   /** Up and not being stopped or killed (a signalled process may take a moment to exit). */
   const isRunning = () => child !== null && alive(child) && !child.killed;
   const failed = (what: string) => {
@@ -129,30 +106,16 @@ export async function startRedis(opts: { port?: number } = {}): Promise<RedisSer
       const proc = spawn(bin, args, { cwd: dir, stdio: ['ignore', out, out] });
       proc.once('error', () => undefined); // a spawn that fails has no pid: reported just below
       if (proc.pid === undefined) throw failed(`redis-server did not start (${bin})`);
-      fs.writeFileSync(pidFile, String(proc.pid));
-      proc.once('exit', () => {
-        if (child === proc) fs.rmSync(pidFile, { force: true });
-      });
+      recordPid(proc, pidFile, () => child === proc);
       proc.unref(); // a forgotten server does not keep this process alive (the exit hook and the watchdog kill it)
       return proc;
     } finally {
       fs.closeSync(out);
     }
   };
-  /** Resolves once the server on `p` answers PING; rejects at once if it exits first (`false`: it did). */
-  const ready = async (proc: ChildProcess, p: number): Promise<boolean> => {
-    const end = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      if (!alive(proc)) return false;
-      // The answer must come from this server, not from another that took the port meanwhile.
-      if ((await pingRedis(p)) && alive(proc)) return true;
-      if (Date.now() > end) {
-        proc.kill('SIGKILL');
-        throw failed(`redis-server on 127.0.0.1:${p} did not answer PING within ${START_TIMEOUT_MS} ms`);
-      }
-      await pause(10);
-    }
-  };
+  /** Resolves once the server on `p` answers PING (`false`: it exited first). */
+  const ready = (proc: ChildProcess, p: number) =>
+    answering(proc, p, pingRedis, START_TIMEOUT_MS, () => failed(`redis-server on 127.0.0.1:${p} did not answer PING within ${START_TIMEOUT_MS} ms`));
   const start = async () => {
     if (isRunning()) return;
     if (child) await exited(child); // after kill(): gone before its port is taken again
@@ -169,47 +132,16 @@ export async function startRedis(opts: { port?: number } = {}): Promise<RedisSer
     }
   };
   const stop = async () => {
-    if (!child || !alive(child)) return;
     const proc = child;
-    if (!proc.killed) proc.kill('SIGTERM');
-    const gone = exited(proc);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), STOP_TIMEOUT_MS)));
-    const outcome = await Promise.race([gone, late]);
-    clearTimeout(timer);
-    if (outcome === 'late') {
-      proc.kill('SIGKILL');
-      await gone;
-      throw failed(`redis-server (pid ${proc.pid}) did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM; killed`);
-    }
+    if (proc) await terminate(proc, STOP_TIMEOUT_MS, () => failed(`redis-server (pid ${proc.pid}) did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM; killed`));
   };
   const killNow = () => {
     if (child && alive(child)) child.kill('SIGKILL');
   };
-  const atExit = () => {
-    killNow();
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await start();
-  } catch (e) {
-    killNow();
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw e;
-  }
-  live.add(atExit);
-  if (!exitHook) {
-    exitHook = true;
-    process.once('exit', () => live.forEach((stopNow) => stopNow()));
-  }
-  // The watchdog: once this process is gone, kill the server (whichever pid runs now) and remove
-  // its directory (no-ops after a `destroy()`).
-  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
-  spawn(
-    'sh',
-    ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; [ -f ${quote(pidFile)} ] && kill -9 "$(cat ${quote(pidFile)})" 2>/dev/null; rm -rf ${quote(dir)}`],
-    { detached: true, stdio: 'ignore' },
-  ).unref();
+  // Killed and its directory removed if it fails to start, at this process's exit, and by the
+  // watchdog once this process is gone, however it ends (the pid file names whichever pid runs
+  // now); all no-ops after a `destroy()`.
+  const forgetAtExit = await startGuarded(dir, start, killNow, { pidFile });
   const server: RedisServer = {
     get url() {
       return `redis://127.0.0.1:${port}`;
@@ -228,7 +160,7 @@ export async function startRedis(opts: { port?: number } = {}): Promise<RedisSer
     start,
     kill: killNow,
     async destroy() {
-      live.delete(atExit);
+      forgetAtExit();
       await stop().catch(() => undefined);
       killNow();
       if (child) await exited(child);

@@ -21,6 +21,67 @@ import { CloseCodes } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { RELAY_HEADER, type Route, type WorkspaceRouter } from './router.ts';
 
+/** A relay the watch can ask which documents it sends where, and end when one moved. */
+export interface WatchedRelay {
+  remoteDocs(): Array<{ doc: string; url: string }>;
+  moved(): void;
+}
+
+/**
+ * Relays are checked every `intervalMs`: a relayed workspace whose lease moved, or expired (its
+ * node paused or cut off, so its socket may never close by itself), ends the relay with 1012
+ * workspace-moved; the client reconnects and is routed afresh.
+ */
+export class RelayWatch {
+  private readonly relays = new Set<WatchedRelay>();
+  private timer: NodeJS.Timeout | null = null;
+  /** Relays ended because their workspace moved (metrics, tests). */
+  moved = 0;
+
+  constructor(private readonly router: Pick<WorkspaceRouter, 'route'>) {}
+
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => void this.check(), intervalMs);
+    this.timer.unref();
+  }
+
+  add(r: WatchedRelay): void {
+    this.relays.add(r);
+  }
+
+  delete(r: WatchedRelay): void {
+    this.relays.delete(r);
+  }
+
+  /** One round: each relayed document's route asked once. */
+  async check(): Promise<void> {
+    const routes = new Map<string, Promise<Route>>();
+    const ask = (doc: string) => {
+      let r = routes.get(doc);
+      if (!r) routes.set(doc, (r = this.router.route(doc)));
+      return r;
+    };
+    await Promise.all(
+      [...this.relays].map(async (relay) => {
+        for (const { doc, url } of relay.remoteDocs()) {
+          const now = await ask(doc);
+          // Unavailable (Redis unreachable, or the holder gone): kept until the route says where it went.
+          if (now.kind === 'local' || (now.kind === 'remote' && now.url !== url)) {
+            this.moved++;
+            relay.moved();
+            return;
+          }
+        }
+      }),
+    );
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
+
 export interface RelayDeps {
   router: Pick<WorkspaceRouter, 'route'>;
   nodeId: string;
@@ -31,9 +92,11 @@ export interface RelayDeps {
   retryMs?: number;
   /** Counts relayed frames (metrics). */
   onRelayed?: (direction: 'up' | 'down') => void;
+  /** Ends relays whose workspace moved. */
+  watch?: RelayWatch;
 }
 
-type DocState<M> = { kind: 'pending'; queue: Array<[Uint8Array, M]> } | { kind: 'local' } | { kind: 'remote'; up: Upstream };
+type DocState<M> = { kind: 'pending'; queue: Array<[Uint8Array, M]> } | { kind: 'local' } | { kind: 'remote'; up: Upstream; url: string };
 
 /** A code a server may send in a close frame (1005/1006/1015 may not be sent). */
 function sendableClose(code: number, reason: string): { code: number; reason: string } {
@@ -71,10 +134,21 @@ class Upstream {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `M`: what the local side needs beside the frame (the endpoint's parsed frame). */
-export class CollabRouting<M> {
+export class CollabRouting<M> implements WatchedRelay {
   private readonly docs = new Map<string, DocState<M>>();
   private readonly upstreams = new Map<string, Upstream>();
   private ended = false;
+  private watched = false;
+
+  remoteDocs(): Array<{ doc: string; url: string }> {
+    const out: Array<{ doc: string; url: string }> = [];
+    for (const [doc, st] of this.docs) if (st.kind === 'remote') out.push({ doc, url: st.url });
+    return out;
+  }
+
+  moved(): void {
+    this.end(CloseCodes.WorkspaceMoved);
+  }
 
   constructor(
     private readonly client: WebSocket,
@@ -119,7 +193,11 @@ export class CollabRouting<M> {
       return;
     }
     const up = this.upstream(route.url);
-    this.docs.set(documentName, { kind: 'remote', up });
+    this.docs.set(documentName, { kind: 'remote', up, url: route.url });
+    if (!this.watched) {
+      this.watched = true;
+      this.deps.watch?.add(this);
+    }
     for (const [f] of state.queue) {
       up.send(f);
       this.deps.onRelayed?.('up');
@@ -157,6 +235,7 @@ export class CollabRouting<M> {
   /** The client's socket closed: its upstreams go too. */
   closed(): void {
     this.ended = true;
+    this.deps.watch?.delete(this);
     for (const up of this.upstreams.values()) up.close();
     this.upstreams.clear();
   }
@@ -166,8 +245,13 @@ export class CollabRouting<M> {
  * Relays a whole socket to `url` + `path` (`/yjs/<workspace>?token=…`): frames both ways, the
  * client's early frames included, closes both ways.
  */
-export function pipeSockets(client: WebSocket, early: Buffer[], url: string, path: string, deps: Pick<RelayDeps, 'nodeId' | 'onRelayed'>): void {
+export function pipeSockets(client: WebSocket, early: Buffer[], url: string, path: string, doc: string, deps: Pick<RelayDeps, 'nodeId' | 'onRelayed' | 'watch'>): void {
   let clientGone = false;
+  const watched: WatchedRelay = {
+    remoteDocs: () => [{ doc, url }],
+    moved: () => client.close(CloseCodes.WorkspaceMoved.code, CloseCodes.WorkspaceMoved.reason),
+  };
+  deps.watch?.add(watched);
   const up = new Upstream(
     url,
     deps.nodeId,
@@ -190,6 +274,7 @@ export function pipeSockets(client: WebSocket, early: Buffer[], url: string, pat
   });
   client.on('close', () => {
     clientGone = true;
+    deps.watch?.delete(watched);
     up.close();
   });
   client.on('error', () => {});

@@ -21,7 +21,7 @@ import { NodeDirectory } from './node-directory.ts';
 import { Ownership } from './ownership.ts';
 import { WorkspaceRouter, type Route } from './router.ts';
 import { relayHttp } from './http-relay.ts';
-import type { RelayDeps } from './socket-relay.ts';
+import { RelayWatch, type RelayDeps } from './socket-relay.ts';
 
 export interface Cluster {
   redis: Redis;
@@ -29,6 +29,8 @@ export interface Cluster {
   ownership: Ownership;
   router: WorkspaceRouter;
   relay: RelayDeps;
+  /** Ends relays whose workspace moved to another node. */
+  watch: RelayWatch;
   /** Route of a document for a socket that must be served here or not at all (relayed from another node, or the kernel's). */
   localOnly(ws: string): Promise<Route>;
   /** Forwards a request about a workspace served elsewhere; false when this node answers it. */
@@ -57,13 +59,15 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
   const ownership = new Ownership({ leases, fencing: deps.fencing, hocuspocus: deps.hocuspocus, log, stopServing: deps.stopServing });
   const nodes = new NodeDirectory(redis, nodeId, config.leaseMs * 2, log);
   const router = new WorkspaceRouter(leases, nodes, nodeId, (ws) => ownership.unloading(ws));
-  const relay: RelayDeps = { router, nodeId, log, waitMs: config.leaseMs + 2000, onRelayed: deps.onRelayed };
+  const watch = new RelayWatch(router);
+  const relay: RelayDeps = { router, nodeId, log, waitMs: config.leaseMs + 2000, onRelayed: deps.onRelayed, watch };
   return {
     redis,
     leases,
     ownership,
     router,
     relay,
+    watch,
     async localOnly(ws) {
       const r = await router.route(ws);
       return r.kind === 'remote' ? { kind: 'unavailable', why: `served by node ${r.node}` } : r;
@@ -74,9 +78,11 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
       await redisReady(redis, REDIS_START_WAIT_MS).catch((e) => log.warn('Redis not reachable at start; retrying in the background', { err: (e as Error).message }));
       await nodes.start(url).catch((e) => log.warn('could not join the node directory yet (Redis unreachable?)', { err: (e as Error).message }));
       leases.start();
+      watch.start(Math.max(100, Math.floor(config.leaseMs / 2)));
       log.info('serving as one of several nodes', { url, redis: redactUrl(config.redisUrl), leaseMs: config.leaseMs });
     },
     async close() {
+      watch.close();
       await leases.close();
       await nodes.close();
       redis.disconnect();

@@ -71,7 +71,7 @@ export function upgradeHandler(deps: UpgradeDeps): (req: IncomingMessage, socket
             if (route.kind === 'local') return serveHere();
             ws.off('message', hold);
             if (route.kind === 'unavailable') return ws.close(CloseCodes.WorkspaceMoved.code, CloseCodes.WorkspaceMoved.reason);
-            pipeSockets(ws, early, route.url, req.url ?? '/', cluster.relay);
+            pipeSockets(ws, early, route.url, req.url ?? '/', id, cluster.relay);
           });
           return;
         }
