@@ -127,10 +127,18 @@ export class WorkspaceLeases {
     }
   }
 
-  /** Stops renewing and gives every lease back (a clean stop: the next node takes them at once). */
-  async close(): Promise<void> {
+  /**
+   * Stops renewing, keeping the leases until they expire: what a holder that is paused or cut off
+   * from Redis looks like to the others (tests of fencing use it in-process).
+   */
+  stopRenewing(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /** Stops renewing and gives every lease back (a clean stop: the next node takes them at once). */
+  async close(): Promise<void> {
+    this.stopRenewing();
     await Promise.all([...this.heldSet].map((ws) => this.release(ws)));
   }
 }

@@ -11,6 +11,10 @@
  *   CPU seconds, processes/threads, open files, and file size (0 for the JS runner: it writes no file).
  * - `permission-model`: Node's `--experimental-permission` with reads limited to the runner and the
  *   curated libraries, no writes, no child processes, no workers, no native addons (JS runner).
+ * - `pdeathsig`: `setpriv --pdeathsig KILL` — the child is killed when the server dies, even by
+ *   kill -9 and even while user code spins synchronously (a runner only notices its closed stdin
+ *   between two turns of its event loop): an orphan never burns a CPU for the rest of its limit.
+ *   Last in the chain, right before Node, so no later credential change clears it.
  * - the minimal environment: PATH, LANG and HOME only — no PLEXUS_* or other secrets.
  * Effects: spawns probe processes at detection.
  */
@@ -23,6 +27,8 @@ export interface SandboxCaps {
   setpriv: boolean;
   prlimit: boolean;
   nice: boolean;
+  /** `setpriv --pdeathsig` (util-linux 2.33+; no root needed). */
+  pdeathsig: boolean;
   /** Why cells cannot run as their own users here although the machine could (logged at start). */
   uidUnavailable?: string;
 }
@@ -73,6 +79,7 @@ export function sandboxCaps(): SandboxCaps {
     setpriv: readable,
     prlimit: !off && works('prlimit', ['--nofile=64', '--', 'true']),
     nice: works('nice', ['-n', '1', 'true']),
+    pdeathsig: !off && works('setpriv', ['--pdeathsig', 'KILL', '--', 'true']),
     ...(setpriv && !readable
       ? { uidUnavailable: `cells run as the server's user, not as their own: other users cannot read ${runner} or run ${process.execPath} (a folder above is closed to them, e.g. mode 0700); move Plexus to a folder others may read (chmod o+rx) to get this layer` }
       : {}),
@@ -132,6 +139,10 @@ export function launchCommand(spec: LaunchSpec): { cmd: string; args: string[]; 
       chain.push('prlimit', ...lim, '--');
       layers.push('rlimits');
     }
+  }
+  if (caps.pdeathsig) {
+    chain.push('setpriv', '--pdeathsig', 'KILL', '--');
+    layers.push('pdeathsig');
   }
   if (spec.nodeArgs.includes('--experimental-permission')) layers.push('permission-model');
   const all = [...chain, process.execPath, ...spec.nodeArgs];

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import type { PlexusServer } from '../../src/app.ts';
 import { cellSource, createCell, listCells, userOrigin } from '@plexus/shared';
-import { api, hocuspocusClient, startTestCluster, waitFor, ywsClient, type TestCluster } from '@plexus/testkit';
+import { api, hocuspocusClient, startTestCluster, storedDocAsync, waitFor, ywsClient, type TestCluster } from '@plexus/testkit';
 
 let cluster: TestCluster;
 let a: PlexusServer;
@@ -73,4 +73,34 @@ describe('several nodes', () => {
     owner.destroy();
     viewer.destroy();
   });
+
+  it('a holder whose lease ran out is fenced off by the store: its next write is refused and it drops the workspace', async () => {
+    const c = await startTestCluster({ leaseMs: 1000, pg: cluster.pg });
+    try {
+      const x = await c.startNode('fence-x');
+      const y = await c.startNode('fence-y');
+      const ws = (await api(x.url, x.ownerToken, 'POST', '/api/workspaces', { name: 'Fenced' })).json.workspace.id as string;
+      const pin = hocuspocusClient(x.url, ws, x.ownerToken);
+      await pin.synced;
+      addCell(pin.doc, 'pin', 'before');
+      await waitFor(() => pin.provider.unsyncedChanges === 0, { message: 'the first edit acknowledged' });
+      // x stops renewing (as if paused): its lease runs out, and a client of y makes y take the workspace.
+      x.cluster!.leases.stopRenewing();
+      await waitFor(async () => (await x.cluster!.leases.holder(ws)) === null, { timeout: 30_000, message: "x's lease to expire" });
+      const other = hocuspocusClient(y.url, ws, y.ownerToken);
+      await other.synced;
+      expect(await y.cluster!.leases.holder(ws)).toBe('fence-y');
+      expect(x.cluster!.leases.held(ws)).toBe(true); // x does not know yet
+      // x still takes its client's edit, and the store refuses it: x drops the workspace.
+      addCell(pin.doc, 'pin', 'written to the stale holder');
+      await waitFor(() => pin.closes.some((e) => e.reason === 'workspace-moved'), { message: 'the stale holder closes its client with workspace-moved' });
+      expect(x.cluster!.ownership.drops).toBe(1);
+      expect(text(other.doc)).toBe('before');
+      expect(text(await storedDocAsync(y, ws))).toBe('before');
+      pin.destroy();
+      other.destroy();
+    } finally {
+      await c.destroy();
+    }
+  }, 120_000);
 });

@@ -23,7 +23,7 @@ import { PgWorkspaceStore } from '../../src/store/postgres/postgres-store.ts';
 import { PgHistoryStore } from '../../src/store/postgres/postgres-history.ts';
 import { COMPACTION_LOCK } from '../../src/store/postgres/compaction.mjs';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.ts';
-import { WorkspaceNotFoundError } from '../../src/store/storage.ts';
+import { FencedError, WorkspaceNotFoundError } from '../../src/store/storage.ts';
 import { keystrokes } from '../fixtures/keystrokes.ts';
 
 let pg: PostgresServer;
@@ -53,6 +53,36 @@ const textOf = (update: Uint8Array | null) => {
 };
 
 describe('the Postgres store', () => {
+  it('fencing: once another node claims a workspace, the old holder can append and snapshot nothing; the new one can', async () => {
+    const { url, store: oldHolder } = await freshStore();
+    const newDb = await PgDatabase.open(url);
+    const newHolder = new PgWorkspaceStore(newDb);
+    cleanup.push(() => newHolder.close(), () => newDb.release());
+    await oldHolder.create({ id: 'f', name: 'F', state: Y.encodeStateAsUpdate(new Y.Doc()) });
+    const { updates } = keystrokes(30);
+    const first = await oldHolder.fencing.claim('f');
+    for (const u of updates.slice(0, 10)) await oldHolder.append('f', u);
+    const second = await newHolder.fencing.claim('f');
+    expect(second).toBeGreaterThan(first);
+    expect(newHolder.fencing.token('f')).toBe(second);
+    // The old holder (paused, then resumed) is refused, in one batch or several.
+    const late = await Promise.allSettled(updates.slice(10, 20).map((u) => oldHolder.append('f', u)));
+    expect(late.every((r) => r.status === 'rejected' && r.reason instanceof FencedError)).toBe(true);
+    await expect(oldHolder.snapshotFromMemory('f', updates[10]!)).rejects.toBeInstanceOf(FencedError);
+    for (const u of updates.slice(20)) await newHolder.append('f', u);
+    expect(await newHolder.maxLogId('f')).toBe(20);
+    // Nothing of the old holder's late writes is stored; without a claim (one node) nothing is fenced.
+    const stored = new Y.Doc();
+    Y.applyUpdate(stored, (await newHolder.load('f')).update!);
+    const expected = new Y.Doc();
+    [...updates.slice(0, 10), ...updates.slice(20)].forEach((u) => Y.applyUpdate(expected, u));
+    expect(Y.encodeStateVector(stored)).toEqual(Y.encodeStateVector(expected));
+    newHolder.fencing.release('f');
+    oldHolder.fencing.release('f');
+    await oldHolder.append('f', updates[10]!);
+    await expect(oldHolder.fencing.claim('nope')).rejects.toBeInstanceOf(WorkspaceNotFoundError);
+  });
+
   it('load = snapshot + log; compaction folds exactly the entries it covers; an older snapshot never replaces a newer one', async () => {
     const { store: s } = await freshStore();
     const base = new Y.Doc();
