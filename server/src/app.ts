@@ -44,7 +44,8 @@ import { KernelManager } from './kernel/manager.ts';
 import type { VolumeSampler } from './kernel/js-runtime.ts';
 import { writeAgentToken } from './auth/agent-token.ts';
 import { occupiedWorkspaces } from './collab/people.ts';
-import { AgentLeases } from './collab/agent-leases.ts';
+import { AgentLeases, type AgentLeaseStore } from './collab/agent-leases.ts';
+import { RedisAgentLeases } from './cluster/agent-leases-redis.ts';
 import { Library } from './library/library-service.ts';
 import { forksWiring } from './forks/wiring.ts';
 import type { Forks } from './forks/forks.ts';
@@ -93,8 +94,8 @@ export interface PlexusServer {
   curated: CuratedRois | null;
   /** Imports of uploaded TIFF recordings as served datasets (jobs of kind `tiff-import`). */
   recordings: TiffImports;
-  /** Which agent process runs each workspace's agent runs. */
-  agentLeases: AgentLeases;
+  /** Which agent process runs each workspace's agent runs (in memory; in Redis with several nodes). */
+  agentLeases: AgentLeaseStore;
   /** The method library of every workspace. */
   library: Library;
   /** Forks and hand-outs (forks/forks.ts), and the rosters of hand-outs (forks/roster.ts). */
@@ -244,7 +245,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   // After the kernel manager, whose start narrows file modes in the data dir (this file stays 0600).
   const agentTokenFile = config.agent ? writeAgentToken(config.dataDir, signer, config.agentName) : null;
   const workspaces = new Workspaces(store, hocuspocus, persistence);
-  const agentLeases = new AgentLeases();
+  const agentLeases: AgentLeaseStore = cluster ? new RedisAgentLeases(cluster.redis) : new AgentLeases();
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
   workspaces.onDelete = async (id) => {
     bridge.closeAll(id, CloseCodes.NotFound);

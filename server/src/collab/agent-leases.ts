@@ -4,8 +4,7 @@
  * and stays on standby (it does not even join the document). A holder that stops renewing (killed,
  * cut off) loses the lease when it expires, and the next process to ask takes over — and, since
  * the previous holder can no longer be running anything, fails the runs it left `running`.
- * Kept in memory: one server process is the coordinator (several nodes need a shared store for
- * this; see docs/architecture.md "Growing past one machine").
+ * Kept in memory here (one node); several nodes keep it in Redis (cluster/agent-leases-redis.ts).
  * Pure module (the clock is injected).
  */
 
@@ -18,7 +17,15 @@ export interface LeaseAnswer {
   fresh: boolean;
 }
 
-export class AgentLeases {
+/** What the API asks of a lease store (answers may come at once or, from Redis, as promises). */
+export interface AgentLeaseStore {
+  acquire(ws: string, runner: string, ttlMs: number): LeaseAnswer | Promise<LeaseAnswer>;
+  release(ws: string, runner: string): boolean | Promise<boolean>;
+  expire(ws: string): void | Promise<void>;
+  holder(ws: string): string | null | Promise<string | null>;
+}
+
+export class AgentLeases implements AgentLeaseStore {
   private readonly leases = new Map<string, { runner: string; expiresAt: number }>();
 
   constructor(private readonly now: () => number = Date.now) {}

@@ -20,7 +20,7 @@ import type { TiffImports } from '../analysis/tiff-jobs.ts';
 import { isAgentClaims } from '../auth/agent-token.ts';
 import type { OccupiedWorkspace } from '../collab/people.ts';
 import { RecoveryError, recover, recoveryOptions } from '../collab/recovery.ts';
-import type { AgentLeases } from '../collab/agent-leases.ts';
+import type { AgentLeaseStore } from '../collab/agent-leases.ts';
 import type { WorkspaceStorage } from '../store/storage.ts';
 import type { Library } from '../library/library-service.ts';
 import { handleLibraryApi } from './library-api.ts';
@@ -44,7 +44,7 @@ export interface ApiDeps {
   volumeApi: VolumeApiDeps;
   notebook: Omit<NotebookApiDeps, 'requireWorkspace'> & { jobs: CalciumJobs | null; recordings: TiffImports | null };
   /** One agent runner per workspace (agent-leases.ts). */
-  agentLeases: AgentLeases;
+  agentLeases: AgentLeaseStore;
   /** Stored workspaces (recovery reads and replaces their stored state) and where quarantined copies go. */
   store: WorkspaceStorage;
   dataDir: string;
@@ -136,11 +136,11 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
       if (method === 'POST') {
         const ttl = Number(body.ttlMs);
         if (!Number.isFinite(ttl) || ttl < 100 || ttl > 3_600_000) throw new HttpError(400, 'bad-ttl', 'ttlMs must be between 100 and 3600000');
-        sendJson(res, 200, deps.agentLeases.acquire(ws, runner, ttl));
+        sendJson(res, 200, await deps.agentLeases.acquire(ws, runner, ttl));
         return true;
       }
       if (method === 'DELETE') {
-        sendJson(res, 200, { released: deps.agentLeases.release(ws, runner) });
+        sendJson(res, 200, { released: await deps.agentLeases.release(ws, runner) });
         return true;
       }
     }

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import type { PlexusServer } from '../../src/app.ts';
+import { AGENT_SUB } from '../../src/auth/agent-token.ts';
 import { cellSource, createCell, listCells, userOrigin } from '@plexus/shared';
 import { api, hocuspocusClient, startTestCluster, storedDocAsync, waitFor, ywsClient, type TestCluster } from '@plexus/testkit';
 
@@ -72,6 +73,19 @@ describe('several nodes', () => {
     expect(hist.status).toBe(200);
     owner.destroy();
     viewer.destroy();
+  });
+
+  it('one agent runner per workspace across nodes: a runner keeps its lease through any node; another runner waits', async () => {
+    const ws = await newWorkspace('Agent lease across nodes');
+    const token = a.signer.sign({ ws: '*', role: 'service', sub: AGENT_SUB, name: 'Agent', ttlSeconds: 600 });
+    const lease = (node: PlexusServer, runner: string) => api(node.url, token, 'POST', `/api/agent/workspaces/${ws}/lease`, { runner, ttlMs: 60_000 });
+    const first = await lease(a, 'runner-1');
+    expect(first.json).toMatchObject({ granted: true, holder: 'runner-1', fresh: true });
+    expect((await lease(b, 'runner-2')).json).toMatchObject({ granted: false, holder: 'runner-1' });
+    // Renewed through the other node: still the same lease (not fresh: its runs are not failed).
+    expect((await lease(b, 'runner-1')).json).toMatchObject({ granted: true, holder: 'runner-1', fresh: false });
+    expect((await api(b.url, token, 'DELETE', `/api/agent/workspaces/${ws}/lease`, { runner: 'runner-1' })).json).toEqual({ released: true });
+    expect((await lease(a, 'runner-2')).json).toMatchObject({ granted: true, holder: 'runner-2', fresh: true });
   });
 
   it('a holder whose lease ran out is fenced off by the store: its next write is refused and it drops the workspace', async () => {
