@@ -198,6 +198,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const kernels = config.kernel
     ? new KernelManager({
         dataDir: config.dataDir,
+        sharedDataDir: config.cluster !== null,
         signer,
         log,
         idleMs: config.kernelIdleMs,

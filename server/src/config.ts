@@ -77,6 +77,15 @@ export interface ServerConfig {
   cluster: ClusterConfig | null;
 }
 
+/**
+ * Where this process keeps scratch files it alone uses (job work folders, uploads waiting for an
+ * import) and clears at start: the data dir itself for a single server; with several nodes sharing
+ * the data dir, `<dataDir>/nodes/<node id>` — a starting node must not clear another's work.
+ */
+export function nodeScratchDir(config: Pick<ServerConfig, 'dataDir' | 'cluster' | 'ops'>): string {
+  return config.cluster ? path.join(config.dataDir, 'nodes', config.ops.nodeId) : config.dataDir;
+}
+
 function int(v: string | undefined, dflt: number, name: string): number {
   if (v === undefined || v === '') return dflt;
   const n = Number(v);

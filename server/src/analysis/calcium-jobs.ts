@@ -49,6 +49,8 @@ export type CalciumParams = z.infer<typeof calciumParamsSchema>;
 
 export interface CalciumJobsOptions {
   dataDir: string;
+  /** Where job work directories go (this node's own folder when several nodes share the data dir); default `dataDir`. */
+  scratchDir?: string;
   volumes: Volumes;
   log: Logger;
   /** Heap of the job process (MiB), wall-clock limit (ms), nice level (0–19), jobs at once per server. */
@@ -88,7 +90,7 @@ export class CalciumJobs {
       run: (job, slot) => this.run(job, slot),
       dropped: (job, reason) => this.finish(job.ws, job.id, { status: 'stopped', error: reason }),
     });
-    this.workDir = path.join(opts.dataDir, 'jobs');
+    this.workDir = path.join(opts.scratchDir ?? opts.dataDir, 'jobs');
     this.cacheDir = path.join(opts.dataDir, 'analysis-cache');
     // Work directories of jobs a crash interrupted: nothing of them may remain.
     fs.rmSync(this.workDir, { recursive: true, force: true });

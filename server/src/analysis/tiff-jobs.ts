@@ -42,6 +42,8 @@ export interface RecordingRequest extends RecordingOptions {
 
 export interface TiffImportsOptions {
   dataDir: string;
+  /** Where uploads wait for their import (this node's own folder when several nodes share the data dir); default `dataDir`. */
+  scratchDir?: string;
   volumes: Volumes;
   log: Logger;
   /** The job limits of the server (PLEXUS_JOB_*), imports at once. */
@@ -115,7 +117,7 @@ export class TiffImports {
         await this.finish(job.ws, job.id, { status: 'stopped', error: reason });
       },
     });
-    this.uploadDir = path.join(opts.dataDir, 'jobs', 'uploads-tmp');
+    this.uploadDir = path.join(opts.scratchDir ?? opts.dataDir, 'jobs', 'uploads-tmp');
     // Uploads and specs of imports a crash interrupted: nothing of them may remain.
     fs.rmSync(this.uploadDir, { recursive: true, force: true });
   }

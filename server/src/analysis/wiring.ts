@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Hocuspocus } from '@hocuspocus/server';
 import { registerTable, serverOrigin, type DataTable, type JobRequester, type Origin } from '@plexus/shared';
 import type * as Y from 'yjs';
-import type { ServerConfig } from '../config.ts';
+import { nodeScratchDir, type ServerConfig } from '../config.ts';
 import { withDoc } from '../http/doc-access.ts';
 import type { KernelManager } from '../kernel/manager.ts';
 import { importUpload } from '../kernel/uploads.ts';
@@ -65,6 +65,7 @@ export function calciumJobs(deps: { config: ServerConfig; hocuspocus: Hocuspocus
   const { config, hocuspocus } = deps;
   return new CalciumJobs({
     dataDir: config.dataDir,
+    scratchDir: nodeScratchDir(config),
     volumes: deps.volumes,
     log: deps.log,
     limits: { memoryMb: config.jobMemoryMb, timeoutMs: config.jobTimeoutMs, nice: config.jobNice, concurrent: Math.max(1, config.jobConcurrency) },
@@ -80,6 +81,7 @@ export function tiffImports(deps: { config: ServerConfig; hocuspocus: Hocuspocus
   const { config, hocuspocus } = deps;
   return new TiffImports({
     dataDir: config.dataDir,
+    scratchDir: nodeScratchDir(config),
     volumes: deps.volumes,
     log: deps.log,
     limits: { memoryMb: config.jobMemoryMb, timeoutMs: config.jobTimeoutMs, nice: config.jobNice, concurrent: Math.max(1, config.jobConcurrency) },

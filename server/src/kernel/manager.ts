@@ -19,6 +19,8 @@ import { sandboxCaps } from './sandbox.ts';
 
 export interface KernelManagerOptions {
   dataDir: string;
+  /** Several nodes share the data dir: leftovers of other nodes' uploads are not cleared at start. */
+  sharedDataDir?: boolean;
   signer: TokenSigner;
   log: Logger;
   limits: KernelLimits;
@@ -51,7 +53,7 @@ export class KernelManager implements Extension {
     const why = sandboxCaps().uidUnavailable;
     if (why) opts.log.warn(`kernel sandbox: ${why}`);
     // Uploads cut short by a crash leave their temporary files here: nothing of them may remain.
-    for (const ws of fs.readdirSync(this.kernelDir)) fs.rmSync(path.join(this.kernelDir, ws, 'uploads-tmp'), { recursive: true, force: true });
+    if (!opts.sharedDataDir) for (const ws of fs.readdirSync(this.kernelDir)) fs.rmSync(path.join(this.kernelDir, ws, 'uploads-tmp'), { recursive: true, force: true });
   }
 
   /** Called once the server listens: kernels connect to it as peers. */

@@ -4,6 +4,8 @@
  * presence across nodes, rights kept on relayed sockets, HTTP routes on every node, the lease
  * moving when its holder stops, and fencing of a holder that lost it.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import type { PlexusServer } from '../../src/app.ts';
@@ -73,6 +75,19 @@ describe('several nodes', () => {
     expect(hist.status).toBe(200);
     owner.destroy();
     viewer.destroy();
+  });
+
+  it("a node starting on the shared data directory leaves the other nodes' scratch files alone", async () => {
+    fs.mkdirSync(a.recordings.uploadDir, { recursive: true });
+    const inFlight = path.join(a.recordings.uploadDir, 'upload-in-flight.tif');
+    fs.writeFileSync(inFlight, 'part of an upload');
+    const c = await cluster.startNode('node-c');
+    try {
+      expect(c.recordings.uploadDir).not.toBe(a.recordings.uploadDir);
+      expect(fs.existsSync(inFlight)).toBe(true);
+    } finally {
+      await c.close();
+    }
   });
 
   it('one agent runner per workspace across nodes: a runner keeps its lease through any node; another runner waits', async () => {
