@@ -2,10 +2,11 @@
  * Nodes dying under load (child processes behind Debian's HAProxy, on real Redis and Postgres):
  * `kill -9` of the node serving a workspace while clients on every node type, round after round —
  * clients reconnect through the load balancer, the lease moves, and every acknowledged edit is
- * there exactly once. Redis restarted mid-session loses nothing either.
+ * there exactly once. The same with a graceful drain (SIGTERM), Postgres unavailable for a while,
+ * and Redis restarted mid-session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32 } from '@plexus/shared';
+import { cellSource, createCell, listCells, mulberry32, userOrigin } from '@plexus/shared';
 import type { Redis } from 'ioredis';
 import {
   api, checkMarkers, hocuspocusClient, newLedger, startHaproxy, startTestCluster, typeMarkers, waitFor,
@@ -71,6 +72,59 @@ describe('nodes dying', () => {
     expect(ledger.acked.size).toBeGreaterThan(rounds * 20);
     clients.forEach((c) => c.destroy());
   }, 900_000);
+
+  it('SIGTERM of the serving node under typing: it drains, its clients move to the others, every acknowledged edit exactly once', async () => {
+    const owner = nodes.get('node-a')!.ownerToken;
+    const ws = (await api(lb.url, owner, 'POST', '/api/workspaces', { name: 'Drain' })).json.workspace.id as string;
+    const ledger = newLedger();
+    const clients = Array.from({ length: 4 }, () => hocuspocusClient(lb.url, ws, owner, { reconnect: true }));
+    await Promise.all(clients.map((c) => c.synced));
+    const typing = typeMarkers(clients, ledger, { round: 0, rand: mulberry32(3) });
+    await waitFor(() => ledger.acked.size >= 15, { timeout: 120_000, message: '15 acknowledged markers before the drain' });
+    const victim = (await holderOf(ws))!;
+    expect(await nodes.get(victim)!.kill('SIGTERM')).toBe(0);
+    const target = ledger.acked.size + 15;
+    await waitFor(() => ledger.acked.size >= target, { timeout: 120_000, message: `${target} acknowledged markers after the drain of ${victim}` });
+    expect(await holderOf(ws)).not.toBe(victim);
+    await typing.stop();
+    nodes.set(victim, await cluster.startChildNode(victim));
+    const reader = hocuspocusClient(lb.url, ws, owner);
+    await reader.synced;
+    expect(checkMarkers(reader.doc, ledger)).toEqual([]);
+    reader.destroy();
+    clients.forEach((c) => c.destroy());
+  }, 600_000);
+
+  it('Postgres unavailable: writes on every node are refused with a clear error, nothing acknowledged is lost, service resumes', async () => {
+    const owner = nodes.get('node-a')!.ownerToken;
+    const ws = (await api(lb.url, owner, 'POST', '/api/workspaces', { name: 'Postgres outage' })).json.workspace.id as string;
+    // One client on each node (directly): two of them are relayed to the serving node.
+    const clients = IDS.map((id) => hocuspocusClient(nodes.get(id)!.url, ws, owner, { reconnect: true }));
+    await Promise.all(clients.map((c) => c.synced));
+    const ledger = newLedger();
+    const typing = typeMarkers(clients, ledger, { round: 0, rand: mulberry32(11) });
+    await waitFor(() => ledger.acked.size >= 15, { timeout: 120_000, message: 'acknowledged markers before the outage' });
+    await typing.stop();
+    await waitFor(() => clients.every((c) => c.provider.unsyncedChanges === 0), { message: 'all acknowledged' });
+    await cluster.pg.stop('fast');
+    try {
+      const before = clients.map((c) => c.closes.length);
+      clients.forEach((c, i) => createCell(c.doc, { kind: 'code', source: `typed during the outage ${i}`, author: `c${i}` }, userOrigin(`c${i}`)));
+      // Each is told why (relayed clients too): 4503 storage-unavailable, nothing acknowledged.
+      await waitFor(() => clients.every((c, i) => c.closes.slice(before[i]).some((e) => e.code === 4503 && e.reason === 'storage-unavailable')), { timeout: 60_000, message: 'every client refused with 4503' });
+      expect(clients.every((c) => c.provider.unsyncedChanges > 0)).toBe(true);
+    } finally {
+      await cluster.pg.start();
+    }
+    // The providers reconnect, re-send and are acknowledged; everything is there exactly once.
+    await waitFor(() => clients.every((c) => c.provider.unsyncedChanges === 0), { timeout: 120_000, message: 'acknowledged after the outage' });
+    const reader = hocuspocusClient(lb.url, ws, owner);
+    await reader.synced;
+    expect(checkMarkers(reader.doc, ledger)).toEqual([]);
+    for (let i = 0; i < clients.length; i++) expect(listCells(reader.doc).filter((c) => cellSource(c) === `typed during the outage ${i}`)).toHaveLength(1);
+    reader.destroy();
+    clients.forEach((c) => c.destroy());
+  }, 600_000);
 
   it('Redis restarted mid-session: nodes recover, no edit lost, the lease is taken again', async () => {
     const owner = nodes.get('node-a')!.ownerToken;
