@@ -174,6 +174,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     httpInFlight: () => drainState.requestsInFlight,
     accepting: () => nodeState() === 'accepting',
     draining: () => drainState.draining,
+    cluster: () => cluster?.stats() ?? null,
   });
   timeAppends(store, metrics.onAppend);
   // Several nodes: this one serves the workspaces whose lease it holds and relays the others' clients.

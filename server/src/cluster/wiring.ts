@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import type { Hocuspocus } from '@hocuspocus/server';
 import type { Logger } from '../log.ts';
 import type { StorageFencing } from '../store/storage.ts';
+import type { ClusterStats } from '../ops/metrics.ts';
 import type { ClusterConfig } from './cluster-config.ts';
 import { connectRedis, redisReady } from './redis.ts';
 
@@ -31,6 +32,8 @@ export interface Cluster {
   relay: RelayDeps;
   /** Ends relays whose workspace moved to another node. */
   watch: RelayWatch;
+  /** What `/metrics` reports of this node's part in the cluster. */
+  stats(): ClusterStats;
   /** Route of a document for a socket that must be served here or not at all (relayed from another node, or the kernel's). */
   localOnly(ws: string): Promise<Route>;
   /** Forwards a request about a workspace served elsewhere; false when this node answers it. */
@@ -48,7 +51,6 @@ export interface ClusterDeps {
   hocuspocus: () => Hocuspocus;
   log: Logger;
   stopServing: (ws: string) => void;
-  onRelayed?: (direction: 'up' | 'down') => void;
 }
 
 export function clusterWiring(deps: ClusterDeps): Cluster {
@@ -60,7 +62,8 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
   const nodes = new NodeDirectory(redis, nodeId, config.leaseMs * 2, log);
   const router = new WorkspaceRouter(leases, nodes, nodeId, (ws) => ownership.unloading(ws));
   const watch = new RelayWatch(router);
-  const relay: RelayDeps = { router, nodeId, log, waitMs: config.leaseMs + 2000, onRelayed: deps.onRelayed, watch };
+  const relayed = { up: 0, down: 0 };
+  const relay: RelayDeps = { router, nodeId, log, waitMs: config.leaseMs + 2000, onRelayed: (d) => void relayed[d]++, watch };
   return {
     redis,
     leases,
@@ -68,6 +71,7 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
     router,
     relay,
     watch,
+    stats: () => ({ leasesHeld: leases.count, relayedUp: relayed.up, relayedDown: relayed.down, relaysMoved: watch.moved, dropped: ownership.drops }),
     async localOnly(ws) {
       const r = await router.route(ws);
       return r.kind === 'remote' ? { kind: 'unavailable', why: `served by node ${r.node}` } : r;

@@ -31,6 +31,18 @@ export interface MetricSources {
   /** 1 while the node takes new clients (started, not draining, not stopping). */
   accepting: () => boolean;
   draining: () => boolean;
+  /** Several nodes (cluster/): what this node serves and relays; null for a single server. */
+  cluster?: () => ClusterStats | null;
+}
+
+export interface ClusterStats {
+  leasesHeld: number;
+  /** WebSocket frames relayed to (up) and from (down) the nodes serving other workspaces. */
+  relayedUp: number;
+  relayedDown: number;
+  /** Relays ended because their workspace moved; workspaces this node dropped (lease lost, fenced off). */
+  relaysMoved: number;
+  dropped: number;
 }
 
 /** Upper bounds of the append-latency histogram (seconds): an append is tens of µs, a WAL stall ms. */
@@ -103,6 +115,14 @@ export class NodeMetrics {
     counter('plexus_update_bytes_relayed_total', 'Bytes of the document updates sent to connected peers (update size times recipients).', [], () => [[{}, this.relayedBytes]]);
     counter('plexus_updates_appended_total', 'Document updates appended to the write-ahead log (from clients and from the server).', [], () => [[{}, this.appended]]);
     counter('plexus_update_bytes_appended_total', 'Bytes appended to the write-ahead log.', [], () => [[{}, this.appendedBytes]]);
+    const cluster = () => src.cluster?.() ?? null;
+    gauge('plexus_leases_held', 'Workspaces this node serves (holds the lease of); 0 for a single server.', [], (g) => g.set(cluster()?.leasesHeld ?? 0));
+    counter('plexus_relayed_frames_total', 'WebSocket frames relayed for clients of workspaces another node serves (up: to that node, down: back to the client).', ['direction'], () => {
+      const c = cluster();
+      return [[{ direction: 'up' }, c?.relayedUp ?? 0], [{ direction: 'down' }, c?.relayedDown ?? 0]];
+    });
+    counter('plexus_relays_moved_total', 'Relays ended because their workspace moved to another node (clients reconnect).', [], () => [[{}, cluster()?.relaysMoved ?? 0]]);
+    counter('plexus_workspaces_dropped_total', 'Workspaces this node stopped serving because another node took them (lease lost or fenced off by the store).', [], () => [[{}, cluster()?.dropped ?? 0]]);
     this.appendSeconds = new Histogram({ name: 'plexus_storage_append_seconds', help: 'Time to append one update to the write-ahead log (synchronous, before the update is acknowledged).', buckets: APPEND_BUCKETS, registers });
 
     this.extension = {

@@ -53,6 +53,13 @@ describe('several nodes', () => {
     await waitFor(() => text(carol.doc) === text(alice.doc), { message: 'carol (y-websocket, node b) has the text' });
     addCell(carol.doc, 'carol', 'by carol');
     await waitFor(() => text(alice.doc).includes('by carol') && text(bob.doc).includes('by carol'), { message: "carol's edit reaches both" });
+    // What an operator scrapes: the serving node holds the lease, the other relays frames.
+    const metric = async (node: PlexusServer, line: RegExp) => Number(((await (await fetch(`${node.url}/metrics`)).text()).match(line) ?? [])[1]);
+    const serving = a.hocuspocus.documents.has(ws) ? a : b;
+    const relaying = serving === a ? b : a;
+    expect(await metric(serving, /^plexus_leases_held\{[^}]*\} (\d+)/m)).toBeGreaterThanOrEqual(1);
+    expect(await metric(relaying, /^plexus_relayed_frames_total\{direction="up"[^}]*\} (\d+)/m)).toBeGreaterThan(0);
+    expect(await metric(relaying, /^plexus_relayed_frames_total\{direction="down"[^}]*\} (\d+)/m)).toBeGreaterThan(0);
     for (const c of [alice, bob, carol]) c.destroy();
   });
 
