@@ -177,6 +177,8 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     cluster: () => cluster?.stats() ?? null,
   });
   timeAppends(store, metrics.onAppend);
+  /** Workspaces loaded here with people in them (both protocols). */
+  const localOccupied = () => occupiedWorkspaces(hocuspocus, (id) => bridge.people(id));
   // Several nodes: this one serves the workspaces whose lease it holds and relays the others' clients.
   const cluster = config.cluster
     ? clusterWiring({
@@ -185,6 +187,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         fencing: store.fencing,
         hocuspocus: (): Hocuspocus => hocuspocus,
         log,
+        occupied: () => localOccupied(),
         stopServing: (ws) => {
           persistence.stopStoring(ws);
           bridge.closeAll(ws, CloseCodes.WorkspaceMoved);
@@ -296,7 +299,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         shareLinkDays: config.shareLinkDays,
         openDocuments: () => hocuspocus.getDocumentsCount(),
         isReady: () => ready,
-        occupiedWorkspaces: () => occupiedWorkspaces(hocuspocus, (id) => bridge.people(id)),
+        occupiedWorkspaces: () => (cluster ? cluster.occupancy.all() : localOccupied()),
         notebook: {
           hocuspocus, kernels, jobs, recordings,
           upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },

@@ -22,6 +22,8 @@ import { NodeDirectory } from './node-directory.ts';
 import { Ownership } from './ownership.ts';
 import { WorkspaceRouter, type Route } from './router.ts';
 import { relayHttp } from './http-relay.ts';
+import { Occupancy } from './occupancy.ts';
+import type { OccupiedWorkspace } from '../collab/people.ts';
 import { RelayWatch, type RelayDeps } from './socket-relay.ts';
 
 export interface Cluster {
@@ -34,6 +36,8 @@ export interface Cluster {
   watch: RelayWatch;
   /** What `/metrics` reports of this node's part in the cluster. */
   stats(): ClusterStats;
+  /** Workspaces with people in them, on every node (the agent's list). */
+  occupancy: Occupancy;
   /** Route of a document for a socket that must be served here or not at all (relayed from another node, or the kernel's). */
   localOnly(ws: string): Promise<Route>;
   /** Forwards a request about a workspace served elsewhere; false when this node answers it. */
@@ -51,6 +55,8 @@ export interface ClusterDeps {
   hocuspocus: () => Hocuspocus;
   log: Logger;
   stopServing: (ws: string) => void;
+  /** This node's workspaces with people in them. */
+  occupied: () => OccupiedWorkspace[];
 }
 
 export function clusterWiring(deps: ClusterDeps): Cluster {
@@ -60,6 +66,7 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
   const leases = new WorkspaceLeases(redis, nodeId, config.leaseMs, log);
   const ownership = new Ownership({ leases, fencing: deps.fencing, hocuspocus: deps.hocuspocus, log, stopServing: deps.stopServing });
   const nodes = new NodeDirectory(redis, nodeId, config.leaseMs * 2, log);
+  const occupancy = new Occupancy(redis, nodeId, deps.occupied, config.leaseMs * 2, log);
   const router = new WorkspaceRouter(leases, nodes, nodeId, (ws) => ownership.unloading(ws));
   const watch = new RelayWatch(router);
   const relayed = { up: 0, down: 0 };
@@ -71,6 +78,7 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
     router,
     relay,
     watch,
+    occupancy,
     stats: () => ({ leasesHeld: leases.count, relayedUp: relayed.up, relayedDown: relayed.down, relaysMoved: watch.moved, dropped: ownership.drops }),
     async localOnly(ws) {
       const r = await router.route(ws);
@@ -82,11 +90,13 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
       await redisReady(redis, REDIS_START_WAIT_MS).catch((e) => log.warn('Redis not reachable at start; retrying in the background', { err: (e as Error).message }));
       await nodes.start(url).catch((e) => log.warn('could not join the node directory yet (Redis unreachable?)', { err: (e as Error).message }));
       leases.start();
+      occupancy.start();
       watch.start(Math.max(100, Math.floor(config.leaseMs / 2)));
       log.info('serving as one of several nodes', { url, redis: redactUrl(config.redisUrl), leaseMs: config.leaseMs });
     },
     async close() {
       watch.close();
+      await occupancy.close();
       await leases.close();
       await nodes.close();
       redis.disconnect();

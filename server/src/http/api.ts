@@ -49,7 +49,8 @@ export interface ApiDeps {
   store: WorkspaceStorage;
   dataDir: string;
   /** Loaded workspaces with people connected (for the agent). */
-  occupiedWorkspaces: () => OccupiedWorkspace[];
+  /** Workspaces with people in them (every node's, with several nodes). */
+  occupiedWorkspaces: () => OccupiedWorkspace[] | Promise<OccupiedWorkspace[]>;
   /** The method library (library-api.ts). */
   library: Library;
   /** Forks and hand-out links (forks/forks-api.ts). */
@@ -146,7 +147,7 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
     }
     if (parts[0] === 'agent' && parts[1] === 'workspaces' && parts.length === 2 && method === 'GET') {
       if (!isAgentClaims(claims)) throw new HttpError(403, 'forbidden', 'only the Plexus agent\'s service token may list the workspaces people are in');
-      sendJson(res, 200, { workspaces: deps.occupiedWorkspaces() });
+      sendJson(res, 200, { workspaces: await deps.occupiedWorkspaces() });
       return true;
     }
     if (parts[0] !== 'workspaces') throw new HttpError(404, 'not-found', `no API route ${method} ${url.pathname}`);

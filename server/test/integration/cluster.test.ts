@@ -107,6 +107,17 @@ describe('several nodes', () => {
     // Renewed through the other node: still the same lease (not fresh: its runs are not failed).
     expect((await lease(b, 'runner-1')).json).toMatchObject({ granted: true, holder: 'runner-1', fresh: false });
     expect((await api(b.url, token, 'DELETE', `/api/agent/workspaces/${ws}/lease`, { runner: 'runner-1' })).json).toEqual({ released: true });
+    // The agent's list of workspaces with people in them is the same from every node.
+    const person = hocuspocusClient(b.url, ws, b.ownerToken);
+    await person.synced;
+    for (const node of [a, b]) {
+      await node.cluster!.occupancy.publish();
+    }
+    for (const node of [a, b]) {
+      const listed = (await api(node.url, token, 'GET', '/api/agent/workspaces')).json.workspaces as Array<{ id: string; people: number }>;
+      expect(listed.find((w) => w.id === ws)).toMatchObject({ people: 1 });
+    }
+    person.destroy();
     expect((await lease(a, 'runner-2')).json).toMatchObject({ granted: true, holder: 'runner-2', fresh: true });
   });
 
