@@ -230,7 +230,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   // The method library: the shipped notes join each workspace when it loads (library-service.ts).
   const library: Library = new Library({ hocuspocus: (): Hocuspocus => hocuspocus, dataDir: config.dataDir, log });
   // Forks and hand-outs; the roster follows loaded hand-out forks into their sources (forks/).
-  const forking = forksWiring({ config, store, hocuspocus: (): Hocuspocus => hocuspocus, signer, log, kernels, copyFiles: (from, to) => library.copyWorkspace(from, to), timer: hooks.rosterTimer });
+  const forking = forksWiring({ config, store, hocuspocus: (): Hocuspocus => hocuspocus, signer, log, kernels, copyFiles: (from, to) => library.copyWorkspace(from, to), timer: hooks.rosterTimer, remote: cluster?.roster });
   // History: who changed what in each loaded document, and its checkpoints (history/).
   const history = historyWiring({ config, store: storage.history, hocuspocus: (): Hocuspocus => hocuspocus, log });
   // The atlas: maps' coordinates and selection tables follow each loaded document (atlas/atlas-maps.ts).

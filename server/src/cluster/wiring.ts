@@ -23,6 +23,8 @@ import { Ownership } from './ownership.ts';
 import { WorkspaceRouter, type Route } from './router.ts';
 import { relayHttp } from './http-relay.ts';
 import { Occupancy } from './occupancy.ts';
+import { redisRosterRelay } from './roster-relay.ts';
+import type { RosterRelay } from '../forks/roster.ts';
 import type { OccupiedWorkspace } from '../collab/people.ts';
 import { RelayWatch, type RelayDeps } from './socket-relay.ts';
 
@@ -38,6 +40,8 @@ export interface Cluster {
   stats(): ClusterStats;
   /** Workspaces with people in them, on every node (the agent's list). */
   occupancy: Occupancy;
+  /** Hand-out rosters whose forks and source are served by different nodes. */
+  roster: RosterRelay;
   /** Route of a document for a socket that must be served here or not at all (relayed from another node, or the kernel's). */
   localOnly(ws: string): Promise<Route>;
   /** Forwards a request about a workspace served elsewhere; false when this node answers it. */
@@ -67,6 +71,7 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
   const ownership = new Ownership({ leases, fencing: deps.fencing, hocuspocus: deps.hocuspocus, log, stopServing: deps.stopServing });
   const nodes = new NodeDirectory(redis, nodeId, config.leaseMs * 2, log);
   const occupancy = new Occupancy(redis, nodeId, deps.occupied, config.leaseMs * 2, log);
+  const roster = redisRosterRelay(redis, log);
   const router = new WorkspaceRouter(leases, nodes, nodeId, (ws) => ownership.unloading(ws));
   const watch = new RelayWatch(router);
   const relayed = { up: 0, down: 0 };
@@ -79,6 +84,7 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
     relay,
     watch,
     occupancy,
+    roster,
     stats: () => ({ leasesHeld: leases.count, relayedUp: relayed.up, relayedDown: relayed.down, relaysMoved: watch.moved, dropped: ownership.drops }),
     async localOnly(ws) {
       const r = await router.route(ws);
@@ -97,6 +103,7 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
     async close() {
       watch.close();
       await occupancy.close();
+      roster.close();
       await leases.close();
       await nodes.close();
       redis.disconnect();

@@ -33,6 +33,14 @@ export interface RosterDeps {
   hocuspocus: () => Hocuspocus;
   log: Logger;
   timer?: RosterTimer;
+  /** Several nodes: tells the node serving a source about its forks' changes (cluster/roster-relay.ts). */
+  remote?: RosterRelay;
+}
+
+/** Announces a fork's change to whichever node serves its source, and hears those announcements. */
+export interface RosterRelay {
+  publish(source: string, fork: string, active: number | undefined): void;
+  subscribe(handler: (source: string, fork: string, active: number | undefined) => void): void;
 }
 
 /** True when a transaction origin is a person's change (a browser's or a stock client's), not a service peer's. */
@@ -59,6 +67,17 @@ export class Roster {
 
   constructor(private readonly deps: RosterDeps) {
     this.timer = deps.timer ?? ((run, ms) => void setTimeout(run, ms).unref());
+    deps.remote?.subscribe((source, fork, active) => this.heard(source, fork, active));
+  }
+
+  /** Another node's fork changed: written here when this node serves its source. */
+  private heard(source: string, fork: string, active: number | undefined): void {
+    if (this.closed || !this.liveDoc(source)) return;
+    if (active !== undefined && active > (this.active.get(fork) ?? 0)) this.active.set(fork, active);
+    void (async () => {
+      const rec = await this.deps.registry.get(fork);
+      if (rec?.handout && rec.source === source) await this.write(rec, this.liveDoc(fork));
+    })().catch((e) => this.deps.log.warn('roster update from another node failed', { fork, err: e }));
   }
 
   readonly extension: Extension = {
@@ -121,7 +140,10 @@ export class Roster {
       if (this.closed) return;
       void (async () => {
         const rec = await this.deps.registry.get(fork);
-        if (rec) await this.write(rec, this.liveDoc(fork));
+        if (!rec) return;
+        // The source is served elsewhere (several nodes): its node writes the entry.
+        if (!this.liveDoc(rec.source) && this.deps.remote) this.deps.remote.publish(rec.source, fork, this.active.get(fork));
+        else await this.write(rec, this.liveDoc(fork));
       })().catch((e) => this.deps.log.warn('roster update failed', { fork, err: e }));
     }, ROSTER_PUSH_MS);
   }

@@ -9,7 +9,7 @@ import type { Logger } from '../log.ts';
 import type { WorkspaceStorage } from '../store/storage.ts';
 import { Forks } from './forks.ts';
 import type { KernelDirs } from './fork-files.ts';
-import { Roster, type RosterTimer } from './roster.ts';
+import { Roster, type RosterRelay, type RosterTimer } from './roster.ts';
 
 export interface ForksWiring {
   forks: Forks;
@@ -27,6 +27,7 @@ export function forksWiring(deps: {
   kernels: KernelDirs | null;
   copyFiles: (from: string, to: string) => void;
   timer?: RosterTimer;
+  remote?: RosterRelay;
 }): ForksWiring {
   let roster: Roster | null = null;
   const forks = new Forks({
@@ -34,7 +35,7 @@ export function forksWiring(deps: {
     ownerTokenDays: deps.config.ownerTokenDays, copyFiles: deps.copyFiles,
     onHandoutFork: (fork, doc) => roster?.added(fork, doc),
   });
-  roster = new Roster({ store: deps.store, registry: forks.registry, hocuspocus: deps.hocuspocus, log: deps.log, timer: deps.timer });
+  roster = new Roster({ store: deps.store, registry: forks.registry, hocuspocus: deps.hocuspocus, log: deps.log, timer: deps.timer, remote: deps.remote });
   const r = roster;
   return {
     forks,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import type { PlexusServer } from '../../src/app.ts';
 import { AGENT_SUB } from '../../src/auth/agent-token.ts';
-import { cellSource, createCell, listCells, userOrigin } from '@plexus/shared';
+import { cellSource, createCell, getRosterEntry, listCells, userOrigin } from '@plexus/shared';
 import { api, hocuspocusClient, startTestCluster, storedDocAsync, waitFor, ywsClient, type TestCluster } from '@plexus/testkit';
 
 let cluster: TestCluster;
@@ -119,6 +119,28 @@ describe('several nodes', () => {
     }
     person.destroy();
     expect((await lease(a, 'runner-2')).json).toMatchObject({ granted: true, holder: 'runner-2', fresh: true });
+  });
+
+  it("a hand-out's roster follows a student's fork served by another node than its source", async () => {
+    const src = await newWorkspace('Hand-out across nodes');
+    const teacher = hocuspocusClient(a.url, src, a.ownerToken);
+    await teacher.synced;
+    expect(a.hocuspocus.documents.has(src)).toBe(true);
+    const handout = (await api(b.url, b.ownerToken, 'POST', `/api/workspaces/${src}/share`, { role: 'handout' })).json.token as string;
+    const made = await api(b.url, handout, 'POST', `/api/workspaces/${src}/fork`, { device: 'u_sam', personName: 'Sam' });
+    expect(made.status).toBe(201);
+    const fork = made.json.workspace.id as string;
+    await waitFor(() => getRosterEntry(teacher.doc, fork), { message: 'Sam on the roster' });
+    // Sam works in his fork on node b (nobody serves it: b takes it).
+    await waitFor(() => !a.hocuspocus.documents.has(fork), { message: 'the new fork unloaded where it was made' });
+    const sam = hocuspocusClient(b.url, fork, made.json.token);
+    await sam.synced;
+    expect(b.hocuspocus.documents.has(fork)).toBe(true);
+    const before = getRosterEntry(teacher.doc, fork)!.cells.total;
+    addCell(sam.doc, 'sam', 'my answer');
+    await waitFor(() => getRosterEntry(teacher.doc, fork)!.cells.total === before + 1, { message: "Sam's new cell on the teacher's roster (node a)" });
+    teacher.destroy();
+    sam.destroy();
   });
 
   it('a holder whose lease ran out is fenced off by the store: its next write is refused and it drops the workspace', async () => {
