@@ -101,4 +101,13 @@ test('a view link gives a read-only UI and the server rejects the viewer’s cha
   const fresh = await actor(CAROL);
   await openWorkspace(fresh.page, plexus, workspace.id);
   await expect.poll(() => cellTexts(fresh.page, codeId)).toEqual({ dom: expected + '!', y: expected + '!' });
+
+  // The owner revokes every link: the viewer is told at once, and the owner's own tab carries on.
+  await alice.page.getByTestId('share').click();
+  await alice.page.getByTestId('share-reset').click();
+  await alice.page.getByTestId('share-reset-confirm').click();
+  await expect(alice.page.getByTestId('share-reset-done')).toContainText('1 person was disconnected');
+  await expect(v.getByTestId('session-problem').locator('[data-reason="token-revoked"]')).toBeVisible();
+  await expect(v.getByTestId('session-problem')).toContainText('revoked this link');
+  await expect(alice.page.getByTestId('connection-status')).toHaveText('connected');
 });

@@ -19,7 +19,8 @@ import { TokenSigner } from './auth/tokens.ts';
 import type { WorkspaceStorage } from './store/storage.ts';
 import { openStorage } from './store/open-storage.ts';
 import { DurablePersistence } from './collab/persistence.ts';
-import { AccessControl } from './collab/access.ts';
+import { AccessControl, type ConnectionContext } from './collab/access.ts';
+import { revokedBy } from './auth/link-revocation.ts';
 import { AwarenessGuard } from './collab/awareness-guard.ts';
 import { YwsBridge } from './collab/yws-bridge.ts';
 import { PlexusSocket } from './collab/socket.ts';
@@ -299,6 +300,20 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         shareLinkDays: config.shareLinkDays,
         openDocuments: () => hocuspocus.getDocumentsCount(),
         isReady: () => ready,
+        revokeLinks: (id, generation) => {
+          // Several nodes: this is the node serving the workspace (the request was relayed here),
+          // and relayed clients' connections are here too.
+          const { code, reason } = CloseCodes.TokenRevoked;
+          let n = 0;
+          for (const c of hocuspocus.documents.get(id)?.getConnections() ?? []) {
+            const claims = (c.context as ConnectionContext | undefined)?.claims;
+            if (claims && revokedBy(claims, id, generation)) {
+              c.webSocket.close(code, reason);
+              n++;
+            }
+          }
+          return n + bridge.closeWhere(id, (claims) => revokedBy(claims, id, generation), CloseCodes.TokenRevoked);
+        },
         occupiedWorkspaces: () => (cluster ? cluster.occupancy.all() : localOccupied()),
         notebook: {
           hocuspocus, kernels, jobs, recordings,

@@ -27,6 +27,8 @@ export interface TokenClaims {
    * one's own fork of it (`POST /api/workspaces/<ws>/fork`).
    */
   handout?: true;
+  /** Share links: the workspace's link generation when the link was made (a reset revokes older ones; absent = 0). */
+  gen?: number;
   /** Issued at / expires at, seconds since the epoch. */
   iat: number;
   exp: number;
@@ -40,6 +42,8 @@ export const CloseCodes = {
   MalformedMessage: { code: 4400, reason: 'malformed-message' },
   Unauthorized: { code: 4401, reason: 'unauthorized' },
   TokenExpired: { code: 4401, reason: 'token-expired' },
+  /** A share link its workspace's owner revoked (reset the links). */
+  TokenRevoked: { code: 4401, reason: 'token-revoked' },
   Forbidden: { code: 4403, reason: 'forbidden' },
   ReadOnly: { code: 4403, reason: 'read-only' },
   WrongWorkspace: { code: 4403, reason: 'token-for-another-workspace' },

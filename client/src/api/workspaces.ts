@@ -45,6 +45,10 @@ export const deleteWorkspace = (token: string, id: string) => apiRequest<void>(w
 export const shareWorkspace = (token: string, id: string, role: ShareRole, expiresInDays?: number) =>
   apiRequest<ShareLink>(`${ws(id)}/share`, { token, method: 'POST', body: { role, expiresInDays } });
 
+/** Revokes every share link made so far (owner only): people using one are disconnected. */
+export const resetShareLinks = (token: string, id: string) =>
+  apiRequest<{ reset: true; generation: number; disconnected: number }>(`${ws(id)}/share/reset`, { token, method: 'POST' });
+
 export interface ForkResult {
   workspace: Workspace;
   forkedFrom: ForkOrigin;

@@ -28,6 +28,10 @@ const KNOWN: Record<string, Omit<SessionProblem, 'reason'>> = {
     action: 'fatal',
     message: 'Your access link has expired. Ask the workspace owner for a new link.',
   },
+  [CloseCodes.TokenRevoked.reason]: {
+    action: 'fatal',
+    message: 'The workspace owner revoked this link. Ask them for a new one.',
+  },
   [CloseCodes.Unauthorized.reason]: {
     action: 'fatal',
     message: 'The server did not accept your access token. Open the link you were given again, or ask the owner for a new one.',
@@ -77,6 +81,11 @@ const KNOWN: Record<string, Omit<SessionProblem, 'reason'>> = {
     // meanwhile stay in this tab and IndexedDB and are sent then. The notice clears once synced.
     action: 'notice',
     message: 'The server is restarting; reconnecting… (your changes are kept)',
+  },
+  [CloseCodes.WorkspaceMoved.reason]: {
+    // Several nodes: another node serves the workspace now; the provider reconnects and is routed there.
+    action: 'notice',
+    message: 'Moving to another server; reconnecting… (your changes are kept)',
   },
   [CloseCodes.MalformedMessage.reason]: {
     action: 'notice',

@@ -1,6 +1,6 @@
-/** Owner-only Share button: creates an edit or view link and copies it to the clipboard. */
+/** Owner-only Share button: creates an edit, view or hand-out link and copies it; revokes all links made so far. */
 import { useState } from 'react';
-import { shareWorkspace, type ShareLink, type ShareRole } from '../api/workspaces.ts';
+import { resetShareLinks, shareWorkspace, type ShareLink, type ShareRole } from '../api/workspaces.ts';
 import { ApiError } from '../api/http.ts';
 import { useUi } from '../state/ui.ts';
 import { Popover } from '../ui/Popover.tsx';
@@ -16,6 +16,23 @@ export function ShareMenu({ workspaceId, token }: { workspaceId: string; token: 
   const [link, setLink] = useState<ShareLink | null>(null);
   const [copied, setCopied] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [revoked, setRevoked] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
+
+  const reset = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await resetShareLinks(token, workspaceId);
+      setLink(null);
+      setRevoked(`Every earlier link stopped working${r.disconnected ? `; ${r.disconnected} ${r.disconnected === 1 ? 'person was' : 'people were'} disconnected` : ''}. New links work.`);
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : String(e));
+    } finally {
+      setBusy(false);
+      setConfirming(false);
+    }
+  };
 
   const create = async (role: ShareRole) => {
     setBusy(true);
@@ -72,6 +89,28 @@ export function ShareMenu({ workspaceId, token }: { workspaceId: string; token: 
               {copied ? 'Copied to the clipboard.' : 'Select the link and copy it.'}
             </p>
           </div>
+        )}
+        <div className="row gap share-reset">
+          {confirming ? (
+            <>
+              <span>Revoke every link made so far? People using one are disconnected.</span>
+              <button className="btn btn-danger" data-testid="share-reset-confirm" disabled={busy} onClick={() => void reset()}>
+                Revoke
+              </button>
+              <button className="btn" onClick={() => setConfirming(false)}>
+                Cancel
+              </button>
+            </>
+          ) : (
+            <button className="btn" data-testid="share-reset" disabled={busy} onClick={() => (setRevoked(null), setConfirming(true))} title="Every edit, view-only and hand-out link made so far stops working">
+              Revoke all links…
+            </button>
+          )}
+        </div>
+        {revoked && (
+          <p className="muted" role="status" data-testid="share-reset-done">
+            {revoked}
+          </p>
         )}
         {error && <p className="form-error">{error}</p>}
       </Popover>

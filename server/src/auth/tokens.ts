@@ -25,11 +25,12 @@ export class TokenSigner {
   }
 
   /** Issues a token for `ws` with `role`, valid for `ttlSeconds`. */
-  sign(input: { ws: string; role: Role; sub: string; name?: string; handout?: boolean; ttlSeconds: number; now?: number }): string {
+  sign(input: { ws: string; role: Role; sub: string; name?: string; handout?: boolean; gen?: number; ttlSeconds: number; now?: number }): string {
     const iat = Math.floor((input.now ?? Date.now()) / 1000);
     const claims: TokenClaims = { v: 1, ws: input.ws, role: input.role, sub: input.sub, iat, exp: iat + Math.floor(input.ttlSeconds) };
     if (input.name) claims.name = input.name;
     if (input.handout) claims.handout = true;
+    if (input.gen) claims.gen = input.gen;
     const payload = b64(JSON.stringify(claims));
     return `${payload}.${b64(this.mac(payload))}`;
   }

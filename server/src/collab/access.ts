@@ -9,6 +9,7 @@ import { CloseCodes, canWrite, type TokenClaims } from '@plexus/shared';
 import type { TokenSigner } from '../auth/tokens.ts';
 import { TokenError } from '../auth/tokens.ts';
 import { grantsAccess } from '../forks/registry.ts';
+import { linkRevoked, REVOKED_MESSAGE } from '../auth/link-revocation.ts';
 import type { WorkspaceStorage } from '../store/storage.ts';
 import { ProtocolError, closeIfTransient } from './errors.ts';
 import type { Logger } from '../log.ts';
@@ -33,9 +34,11 @@ export async function authorize(signer: TokenSigner, store: WorkspaceStorage, to
   let granted;
   let rec;
   try {
+    if (await linkRevoked(store, claims)) throw new ProtocolError(CloseCodes.TokenRevoked, REVOKED_MESSAGE);
     granted = await grantsAccess(store, claims, ws);
     rec = granted ? await store.get(ws) : undefined;
   } catch (e) {
+    if (e instanceof ProtocolError) throw e;
     throw new ProtocolError(CloseCodes.StorageUnavailable, (e as Error).message);
   }
   if (!granted) throw new ProtocolError(CloseCodes.WrongWorkspace, `token is for workspace ${claims.ws}`);

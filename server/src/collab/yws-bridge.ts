@@ -41,6 +41,8 @@ export class YwsBridge {
   private readonly peers = new Map<string, Set<WebSocket>>();
   /** Peers authenticated with a service token (the kernel, the agent): not people. */
   private readonly services = new WeakSet<WebSocket>();
+  /** Each peer's token claims (links revoked by a reset are closed). */
+  private readonly claimsOf = new WeakMap<WebSocket, TokenClaims>();
 
   /** y-websocket peers of a workspace held by people (any role but service). */
   people(workspaceId: string): number {
@@ -65,6 +67,19 @@ export class YwsBridge {
       }
     }
     return { person, service };
+  }
+
+  /** Closes the peers of a workspace whose token claims match `pred` (links revoked); returns how many. */
+  closeWhere(workspaceId: string, pred: (claims: TokenClaims) => boolean, close: { code: number; reason: string }): number {
+    let n = 0;
+    for (const sock of this.peers.get(workspaceId) ?? []) {
+      const claims = this.claimsOf.get(sock);
+      if (claims && pred(claims)) {
+        sock.close(close.code, close.reason);
+        n++;
+      }
+    }
+    return n;
   }
 
   /** Closes every y-websocket peer of a workspace (deleted, or server stopping). */
@@ -95,6 +110,7 @@ export class YwsBridge {
     let peerSet = this.peers.get(workspaceId);
     if (!peerSet) this.peers.set(workspaceId, (peerSet = new Set()));
     peerSet.add(ws);
+    this.claimsOf.set(ws, claims);
     if (claims.role === 'service') this.services.add(ws);
     const closeWith = (err: ProtocolError) => {
       log.warn('y-websocket peer closed', { code: err.code, reason: err.reason, detail: err.message });

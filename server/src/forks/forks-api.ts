@@ -77,7 +77,7 @@ export async function handleForkRequest(deps: ForkApiDeps, req: IncomingMessage,
 }
 
 /** A hand-out link of workspace `ws`: whoever opens it gets their own fork (and nothing else). */
-export function handoutLink(signer: TokenSigner, publicUrl: string, ws: string, ttlSeconds: number): { role: 'handout'; token: string; url: string; expires: number } {
-  const token = signer.sign({ ws, role: 'viewer', sub: 'link:handout', handout: true, ttlSeconds });
+export function handoutLink(signer: TokenSigner, publicUrl: string, ws: string, ttlSeconds: number, gen = 0): { role: 'handout'; token: string; url: string; expires: number } {
+  const token = signer.sign({ ws, role: 'viewer', sub: 'link:handout', handout: true, gen, ttlSeconds });
   return { role: 'handout', token, url: `${publicUrl}/w/${encodeURIComponent(ws)}?token=${token}`, expires: Date.now() + ttlSeconds * 1000 };
 }

@@ -18,6 +18,7 @@ import { handleJobsApi } from './jobs-api.ts';
 import type { CalciumJobs } from '../analysis/calcium-jobs.ts';
 import type { TiffImports } from '../analysis/tiff-jobs.ts';
 import { isAgentClaims } from '../auth/agent-token.ts';
+import { linkRevoked, REVOKED_MESSAGE } from '../auth/link-revocation.ts';
 import type { OccupiedWorkspace } from '../collab/people.ts';
 import { RecoveryError, recover, recoveryOptions } from '../collab/recovery.ts';
 import type { AgentLeaseStore } from '../collab/agent-leases.ts';
@@ -49,6 +50,8 @@ export interface ApiDeps {
   store: WorkspaceStorage;
   dataDir: string;
   /** Loaded workspaces with people connected (for the agent). */
+  /** Disconnects the live connections of workspace `id` made with links older than `generation`; returns how many. */
+  revokeLinks: (id: string, generation: number) => number;
   /** Workspaces with people in them (every node's, with several nodes). */
   occupiedWorkspaces: () => OccupiedWorkspace[] | Promise<OccupiedWorkspace[]>;
   /** The method library (library-api.ts). */
@@ -113,6 +116,7 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
     }
     const auth = authenticate(deps, req, url);
     const claims = auth.claims;
+    if (await linkRevoked(deps.store, claims)) throw new HttpError(401, 'token-revoked', REVOKED_MESSAGE);
     if (claims.handout && !(parts[0] === 'me' || (parts[0] === 'workspaces' && parts[2] === 'fork')))
       throw new HttpError(403, 'handout-link', 'a hand-out link only makes your own fork of its workspace (POST /api/workspaces/:id/fork)');
     if (parts[0] === 'volume-session' || parts[0] === 'volumes') {
@@ -227,6 +231,16 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         sendJson(res, 200, { recovered: true, action: body.action, ...done });
         return true;
       }
+    } else if (parts.length === 4 && parts[2] === 'share' && parts[3] === 'reset' && method === 'POST') {
+      // Revokes every share link made so far (editor, viewer, hand-out, students' fork links of this
+      // workspace); people connected through one are disconnected at once.
+      await requireManage(deps, claims, id);
+      await deps.workspaces.get(id);
+      const generation = await deps.store.resetLinks(id);
+      const disconnected = deps.revokeLinks(id, generation);
+      deps.log.warn('share links reset', { ws: id, by: claims.sub, generation, disconnected });
+      sendJson(res, 200, { reset: true, generation, disconnected });
+      return true;
     } else if (parts.length === 3 && method === 'POST') {
       if (parts[2] === 'fork') {
         // A hand-out link of this workspace may fork it (into the holder's own fork) and nothing else.
@@ -249,11 +263,12 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         const days = body.expiresInDays === undefined ? deps.shareLinkDays : Number(body.expiresInDays);
         if (!Number.isFinite(days) || days <= 0 || days > 3650) throw new HttpError(400, 'bad-expiry', 'expiresInDays must be between 0 and 3650');
         const ttlSeconds = Math.round(days * 86400);
+        const gen = await deps.store.linkGeneration(id);
         if (role === 'handout') {
-          sendJson(res, 200, handoutLink(deps.signer, deps.publicUrl(req), id, ttlSeconds));
+          sendJson(res, 200, handoutLink(deps.signer, deps.publicUrl(req), id, ttlSeconds, gen));
           return true;
         }
-        const token = deps.signer.sign({ ws: id, role, sub: `link:${role}`, ttlSeconds });
+        const token = deps.signer.sign({ ws: id, role, sub: `link:${role}`, gen, ttlSeconds });
         const link = `${deps.publicUrl(req)}/w/${encodeURIComponent(id)}?token=${token}`;
         sendJson(res, 200, { role, token, url: link, expires: Date.now() + ttlSeconds * 1000 });
         return true;

@@ -126,6 +126,10 @@ export interface WorkspaceStorage {
   /** Creates a workspace with initial content (a full Yjs update) and a fresh epoch; with `fork`, records it in the fork registry in the same transaction. */
   create(rec: { id: string; name: string; state: Uint8Array; now?: number }, fork?: ForkRecord): Awaitable<WorkspaceRecord>;
   rename(id: string, name: string): Awaitable<void>;
+  /** The generation of a workspace's share links (0 until its owner first resets them): links signed with an older one no longer work. */
+  linkGeneration(id: string): Awaitable<number>;
+  /** Revokes every share link of a workspace made so far; resolves to the new generation (new links carry it). */
+  resetLinks(id: string): Awaitable<number>;
   /** Deletes a workspace with its log and snapshot. */
   delete(id: string): Awaitable<boolean>;
 

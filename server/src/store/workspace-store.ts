@@ -42,6 +42,8 @@ CREATE TABLE IF NOT EXISTS log (
   PRIMARY KEY (ws, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- Share links of a workspace signed before its last reset no longer work (api: share/reset).
+CREATE TABLE IF NOT EXISTS link_generations (ws TEXT PRIMARY KEY, gen INTEGER NOT NULL);
 `;
 
 const SNAPSHOT_SCHEMA = `
@@ -329,11 +331,22 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
   }
 
   /** Deletes a workspace with its log and snapshot. */
+  linkGeneration(id: string): number {
+    return this.db.prepare<[string], { gen: number }>('SELECT gen FROM link_generations WHERE ws = ?').get(id)?.gen ?? 0;
+  }
+
+  resetLinks(id: string): number {
+    return this.db
+      .prepare<[string], { gen: number }>('INSERT INTO link_generations (ws, gen) VALUES (?, 1) ON CONFLICT(ws) DO UPDATE SET gen = gen + 1 RETURNING gen')
+      .get(id)!.gen;
+  }
+
   delete(id: string): boolean {
     this.nextSeq.delete(id);
     const n = this.db.transaction(() => {
       const n = this.db.prepare('DELETE FROM main.workspaces WHERE id = ?').run(id).changes;
       this.db.prepare('DELETE FROM main.log WHERE ws = ?').run(id);
+      this.db.prepare('DELETE FROM main.link_generations WHERE ws = ?').run(id);
       return n;
     })();
     // The registry row first: a crash before this leaves an orphan that the next start drops.

@@ -80,6 +80,13 @@ describe('several nodes', () => {
     // A route about the workspace (its history) answers on the node that does not serve it.
     const hist = await api(other.url, other.ownerToken, 'GET', `/api/workspaces/${ws}/history`);
     expect(hist.status).toBe(200);
+    // Resetting the links on the other node disconnects the relayed viewer and refuses the link everywhere.
+    const second = hocuspocusClient(other.url, ws, viewerToken);
+    await second.synced;
+    expect((await api(other.url, other.ownerToken, 'POST', `/api/workspaces/${ws}/share/reset`)).json).toMatchObject({ reset: true, generation: 1, disconnected: 1 });
+    await waitFor(() => second.closes.some((c) => c.reason === 'token-revoked'), { message: 'the relayed viewer disconnected with token-revoked' });
+    for (const node of [a, b]) expect((await api(node.url, viewerToken, 'GET', `/api/workspaces/${ws}`)).json.error).toBe('token-revoked');
+    second.destroy();
     owner.destroy();
     viewer.destroy();
   });

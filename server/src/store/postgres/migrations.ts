@@ -89,4 +89,15 @@ CREATE INDEX journal_by_ws ON journal (ws, end_at);
 ALTER TABLE workspaces ADD COLUMN fence BIGINT NOT NULL DEFAULT 0;
 `,
   },
+  {
+    version: 4,
+    name: 'share link generations (revoking links)',
+    sql: `
+-- Share links of a workspace signed before its last reset no longer work (api: share/reset).
+CREATE TABLE link_generations (
+  ws TEXT PRIMARY KEY,
+  gen BIGINT NOT NULL
+);
+`,
+  },
 ];

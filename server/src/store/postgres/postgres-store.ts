@@ -256,10 +256,24 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
     await this.db.query('UPDATE workspaces SET name = $1, updated = $2 WHERE id = $3', [name, Date.now(), id]);
   }
 
+  async linkGeneration(id: string): Promise<number> {
+    const { rows } = await this.db.query<{ gen: string }>('SELECT gen FROM link_generations WHERE ws = $1', [id]);
+    return rows[0] ? Number(rows[0].gen) : 0;
+  }
+
+  async resetLinks(id: string): Promise<number> {
+    const { rows } = await this.db.query<{ gen: string }>(
+      'INSERT INTO link_generations (ws, gen) VALUES ($1, 1) ON CONFLICT (ws) DO UPDATE SET gen = link_generations.gen + 1 RETURNING gen',
+      [id],
+    );
+    return Number(rows[0]!.gen);
+  }
+
   async delete(id: string): Promise<boolean> {
     return this.db.transaction(async (c) => {
       const n = (await c.query('DELETE FROM workspaces WHERE id = $1', [id])).rowCount ?? 0;
       await c.query('DELETE FROM log WHERE ws = $1', [id]);
+      await c.query('DELETE FROM link_generations WHERE ws = $1', [id]);
       await c.query('DELETE FROM snapshots WHERE ws = $1', [id]);
       return n > 0;
     });
