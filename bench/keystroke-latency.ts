@@ -32,7 +32,7 @@ import { performance } from 'node:perf_hooks';
 import { cellText, createCell, getCell, insertCellText, userOrigin, type CellId } from '@plexus/shared';
 import * as Y from 'yjs';
 import { printProfile } from './cpuprofile.ts';
-import { connectClient, connectMany, createWorkspace, idleCpuPerSecond as idleCpu, lightReceiver, fmt, machine, printTable, repoRoot, sleep, spawnServer, summarize, until, type BenchClient, type ChildServer, type ProbeStats, type Summary } from './lib.ts';
+import { connectClient, connectMany, createWorkspace, deliveries, idleCpuPerSecond as idleCpu, lightReceiver, fmt, machine, printTable, repoRoot, sleep, spawnServer, summarize, until, type BenchClient, type ChildServer, type ProbeStats, type Summary } from './lib.ts';
 
 interface Options {
   counts: number[];
@@ -195,27 +195,8 @@ async function runOne(server: ChildServer, n: number, round: number, o: Options)
     const clientElu = performance.eventLoopUtilization(eluStart).utilization;
     detach.forEach((d) => d());
 
-    const run: RawRun = { server: kind, clients: n, round, connectMs, all: [], first: [], last: [], missing: 0, serverStats, clientEventLoopUtilization: clientElu, loadAvg };
-    for (let k = o.warmup; k < total; k++) {
-      let lo = Infinity;
-      let hi = -Infinity;
-      for (let r = 0; r < receiverCount; r++) {
-        const t = seenAt[r * total + k]!;
-        if (Number.isNaN(t)) {
-          run.missing++;
-          continue;
-        }
-        const lat = t - sentAt[k]!;
-        run.all.push(lat);
-        lo = Math.min(lo, lat);
-        hi = Math.max(hi, lat);
-      }
-      if (lo !== Infinity) {
-        run.first.push(lo);
-        run.last.push(hi);
-      }
-    }
-    return run;
+    const latencies = deliveries(seenAt, sentAt, total, o.warmup, Array.from({ length: receiverCount }, (_, r) => r));
+    return { server: kind, clients: n, round, connectMs, ...latencies, serverStats, clientEventLoopUtilization: clientElu, loadAvg };
   } finally {
     closers.forEach((c) => c());
     await sleep(300); // let the server unload the document before the next run

@@ -51,6 +51,36 @@ export const median = (xs: number[]): number => pct(Float64Array.from(xs).sort()
 export const fmt = (v: number, digits = 2): string => (Number.isFinite(v) ? v.toFixed(digits) : '—');
 export const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
 
+/**
+ * Delivery latencies from arrival times: `seenAt[r * total + k]` is when receiver r saw keystroke k
+ * (NaN: never), `sentAt[k]` when it was typed. Over keystrokes `from`…`total-1` and receivers
+ * `receivers`: every latency, and per keystroke the earliest and the latest; plus those never seen.
+ */
+export function deliveries(seenAt: Float64Array, sentAt: ArrayLike<number>, total: number, from: number, receivers: Iterable<number>): { all: number[]; first: number[]; last: number[]; missing: number } {
+  const rs = [...receivers];
+  const out = { all: [] as number[], first: [] as number[], last: [] as number[], missing: 0 };
+  for (let k = from; k < total; k++) {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const r of rs) {
+      const t = seenAt[r * total + k]!;
+      if (Number.isNaN(t)) {
+        out.missing++;
+        continue;
+      }
+      const lat = t - sentAt[k]!;
+      out.all.push(lat);
+      lo = Math.min(lo, lat);
+      hi = Math.max(hi, lat);
+    }
+    if (lo !== Infinity) {
+      out.first.push(lo);
+      out.last.push(hi);
+    }
+  }
+  return out;
+}
+
 /** Prints an aligned text table. */
 export function printTable(headers: string[], rows: Array<Array<string | number>>): void {
   const cells = [headers, ...rows.map((r) => r.map(String))];

@@ -29,6 +29,10 @@ const BENCHES: Array<{ name: string; args: string[]; what: string }> = [
   { name: 'atlas-projection', args: ['bench/atlas-projection.ts'], what: 'atlas: map coordinates for 10k / 100k rows — PCA and UMAP of numbers, TF-IDF + SVD of short texts' },
   { name: 'atlas-render', args: ['bench/atlas-render.ts'], what: 'atlas: first render and pan/zoom frame times of 10k / 100k / 1M points in Chromium (software WebGL here), CPU ns per point (needs the built client; ~6 min)' },
   { name: 'atlas-brush', args: ['bench/atlas-brush.ts'], what: "atlas: brush ~100k of 200k points in one browser → a dependent SQL cell's output in another, with phases (needs the built client)" },
+  { name: 'history', args: ['bench/history.ts'], what: 'checkpoints of a 1,000-cell workspace: take, store, list, load, compare; journal cost per update' },
+  { name: 'postgres-appends', args: ['bench/postgres-appends.ts'], what: 'Postgres storage: write-ahead appends per second and latency with 1/8/32 writers, group commit vs one commit per update, beside SQLite' },
+  { name: 'metrics-overhead', args: ['bench/metrics-overhead.ts'], what: "the node's metrics: cost per document update with and without them, and a scrape" },
+  { name: 'cluster', args: ['bench/cluster.ts'], what: 'several nodes (Redis, Postgres, 3 child nodes): keystroke to a reader on the same vs another node, 1,000 light clients over 3 nodes, per-update costs and sizing' },
   { name: 'atlas-agent-tokens', args: ['bench/atlas-agent-tokens.ts'], what: 'atlas: orchestrator and sub-agent prompt tokens for a five-cluster exploration, with and without analyzer sub-agents (scripted model)' },
 ];
 

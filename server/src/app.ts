@@ -239,7 +239,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const hocuspocus: Hocuspocus = new Hocuspocus({
     name: 'plexus',
     quiet: true,
-    timeout: 30_000,
+    timeout: config.connectionTimeoutMs,
     // Storage is our write-ahead log, not Hocuspocus' debounced store: unload as soon as possible.
     debounce: 0,
     unloadImmediately: true,

@@ -73,6 +73,8 @@ export interface ServerConfig {
   embeddings: EmbeddingsConfig | null;
   /** Running as a node: its id, the SIGTERM drain's bound, the `/metrics` token (ops/ops-config.ts). */
   ops: OpsConfig;
+  /** A WebSocket that sends nothing for this long is closed (Hocuspocus' `timeout`; 4408). */
+  connectionTimeoutMs: number;
   /** One of several nodes (`PLEXUS_REDIS_URL`; cluster/cluster-config.ts); null: the only one. */
   cluster: ClusterConfig | null;
 }
@@ -188,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     agentName: env.PLEXUS_AGENT_NAME?.trim() || undefined,
     embeddings: embeddingsConfig(env),
     ops: loadOpsConfig(env),
+    connectionTimeoutMs: int(env.PLEXUS_CONNECTION_TIMEOUT_MS, 30_000, 'PLEXUS_CONNECTION_TIMEOUT_MS'),
     cluster: loadClusterConfig(env, databaseUrl(env.PLEXUS_DATABASE_URL)),
     ...overrides,
   };

@@ -94,6 +94,8 @@ export interface RelayDeps {
   onRelayed?: (direction: 'up' | 'down') => void;
   /** Ends relays whose workspace moved. */
   watch?: RelayWatch;
+  /** How often a relaying node pings its client (and cuts it when the last ping went unanswered). */
+  pingMs?: number;
 }
 
 type DocState<M> = { kind: 'pending'; queue: Array<[Uint8Array, M]> } | { kind: 'local' } | { kind: 'remote'; up: Upstream; url: string };
@@ -139,6 +141,7 @@ export class CollabRouting<M> implements WatchedRelay {
   private readonly upstreams = new Map<string, Upstream>();
   private ended = false;
   private watched = false;
+  private keepalive: NodeJS.Timeout | null = null;
 
   remoteDocs(): Array<{ doc: string; url: string }> {
     const out: Array<{ doc: string; url: string }> = [];
@@ -197,11 +200,32 @@ export class CollabRouting<M> implements WatchedRelay {
     if (!this.watched) {
       this.watched = true;
       this.deps.watch?.add(this);
+      this.keepAlive();
     }
     for (const [f] of state.queue) {
       up.send(f);
       this.deps.onRelayed?.('up');
     }
+  }
+
+  /**
+   * A socket that only relays has no Hocuspocus connection here to ping its client, and the
+   * serving node's pings are answered by this node: ping the client from here, and cut it when a
+   * ping goes unanswered (a client gone without closing), as Hocuspocus does for its own.
+   */
+  private keepAlive(): void {
+    if (!this.deps.pingMs || this.keepalive) return;
+    let alive = true;
+    this.client.on('pong', () => (alive = true));
+    this.keepalive = setInterval(() => {
+      if (!alive) {
+        this.client.terminate();
+        return;
+      }
+      alive = false;
+      this.client.ping();
+    }, this.deps.pingMs);
+    this.keepalive.unref();
   }
 
   private upstream(url: string): Upstream {
@@ -235,6 +259,7 @@ export class CollabRouting<M> implements WatchedRelay {
   /** The client's socket closed: its upstreams go too. */
   closed(): void {
     this.ended = true;
+    if (this.keepalive) clearInterval(this.keepalive);
     this.deps.watch?.delete(this);
     for (const up of this.upstreams.values()) up.close();
     this.upstreams.clear();

@@ -15,6 +15,9 @@ import type { ClusterStats } from '../ops/metrics.ts';
 import type { ClusterConfig } from './cluster-config.ts';
 import { connectRedis, redisReady } from './redis.ts';
 
+/** How often a relaying node pings the clients it relays (Hocuspocus' own interval for its clients). */
+const RELAY_PING_MS = 30_000;
+
 /** How long a starting node waits for Redis before it goes on (not ready until Redis answers). */
 const REDIS_START_WAIT_MS = 10_000;
 import { WorkspaceLeases } from './workspace-leases.ts';
@@ -75,7 +78,7 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
   const router = new WorkspaceRouter(leases, nodes, nodeId, (ws) => ownership.unloading(ws));
   const watch = new RelayWatch(router);
   const relayed = { up: 0, down: 0 };
-  const relay: RelayDeps = { router, nodeId, log, waitMs: config.leaseMs + 2000, onRelayed: (d) => void relayed[d]++, watch };
+  const relay: RelayDeps = { router, nodeId, log, waitMs: config.leaseMs + 2000, onRelayed: (d) => void relayed[d]++, watch, pingMs: RELAY_PING_MS };
   return {
     redis,
     leases,

@@ -34,6 +34,9 @@ export interface CollabCluster {
   localOnly(ws: string): Promise<Route>;
 }
 
+/** What Hocuspocus closes a silent connection with (@hocuspocus/common ConnectionTimeout). */
+const CONNECTION_TIMEOUT = { code: 4408, reason: 'Connection Timeout' };
+
 /** The kernel's token subject: its socket is never relayed (a kernel serves its own node's copy only). */
 const KERNEL_SUB = 'service:kernel';
 type Frame = ReturnType<typeof validateHocuspocusFrame>;
@@ -51,7 +54,16 @@ function toRequest(req: IncomingMessage): Request {
 export function serveHocuspocus({ hocuspocus, signer, guard, log, cluster }: HocuspocusEndpointDeps, ws: WebSocket, req: IncomingMessage): void {
   const request = toRequest(req);
   rememberSocket(request.headers, ws); // storage refusals close it (errors.ts closeIfTransient)
-  const conn = hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, request);
+  // This node's Hocuspocus connection. With several nodes it is made at the first frame served
+  // here: a socket that only relays to other nodes must not have one (Hocuspocus closes a
+  // connection that receives nothing for its timeout, 30 s, with 4408 — under a relayed client).
+  type Conn = ReturnType<Hocuspocus['handleConnection']>;
+  let conn: Conn | null = null;
+  const local = (): Conn => (conn ??= hocuspocus.handleConnection(ws as unknown as import('@hocuspocus/server').WebSocketLike, request));
+  if (!cluster) local();
+  // Without a connection yet, a socket that never sends anything is cut as Hocuspocus would.
+  let silent: NodeJS.Timeout | null = cluster ? setTimeout(() => ws.close(CONNECTION_TIMEOUT.code, CONNECTION_TIMEOUT.reason), hocuspocus.configuration.timeout) : null;
+  silent?.unref();
   // Identity per socket for the awareness checks: one owner key, and the claims of the token each
   // document was authenticated with (role checked, sub and name stamped; Hocuspocus itself
   // refuses bad tokens).
@@ -87,7 +99,7 @@ export function serveHocuspocus({ hocuspocus, signer, guard, log, cluster }: Hoc
     } catch (e) {
       return refuse(e);
     }
-    conn.handleMessage(frame);
+    local().handleMessage(frame);
   };
   // Several nodes: each document's frames go to the node serving it. A socket relayed by another
   // node, and the kernel's, are served here or not at all.
@@ -100,6 +112,8 @@ export function serveHocuspocus({ hocuspocus, signer, guard, log, cluster }: Hoc
     // Closing (refused, or the node stops): nothing more is applied or acknowledged; the client
     // still holds what it sent and sends it again when it reconnects.
     if (ws.readyState !== ws.OPEN) return;
+    if (silent) clearTimeout(silent);
+    silent = null;
     const frame = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     let f: Frame;
     try {
@@ -120,8 +134,9 @@ export function serveHocuspocus({ hocuspocus, signer, guard, log, cluster }: Hoc
   });
   ws.on('close', (code: number, reason: Buffer) => {
     routing?.closed();
+    if (silent) clearTimeout(silent);
     for (const doc of roles.keys()) guard.release(doc, ownerKey);
-    conn.handleClose({ code, reason: reason.toString() });
+    conn?.handleClose({ code, reason: reason.toString() });
   });
   ws.on('error', (e) => log.warn('websocket error', { err: e }));
 }

@@ -91,6 +91,37 @@ describe('several nodes', () => {
     viewer.destroy();
   });
 
+  it('a relayed client is not cut by the relaying node (it has no Hocuspocus connection there to time out)', async () => {
+    // A short connection timeout: a relayed client that keeps sending (presence) must outlive it
+    // many times over, on the relaying node as on the serving one.
+    const c = await startTestCluster({ leaseMs: 1500, pg: cluster.pg });
+    try {
+      const x = await c.startNode('timeout-x', { connectionTimeoutMs: 3000 });
+      const y = await c.startNode('timeout-y', { connectionTimeoutMs: 3000 });
+      const ws = (await api(x.url, x.ownerToken, 'POST', '/api/workspaces', { name: 'Timeouts' })).json.workspace.id as string;
+      const writer = hocuspocusClient(x.url, ws, x.ownerToken);
+      await writer.synced;
+      const reader = hocuspocusClient(y.url, ws, y.ownerToken);
+      await reader.synced;
+      expect(y.hocuspocus.documents.has(ws)).toBe(false); // relayed to x
+      const started = Date.now();
+      for (let i = 0; Date.now() - started < 8000; i++) {
+        reader.provider.awareness!.setLocalStateField('tick', i);
+        writer.provider.awareness!.setLocalStateField('tick', i);
+        addCell(writer.doc, 'writer', `line ${i}`);
+        await waitFor(() => text(reader.doc).includes(`line ${i}`), { message: `line ${i} at the relayed reader` });
+        // Time must pass (the bug was a timer): frames every ~0.7 s, well inside the timeout.
+        await new Promise((r) => setTimeout(r, 700));
+      }
+      expect(reader.closes).toEqual([]);
+      expect(writer.closes).toEqual([]);
+      reader.destroy();
+      writer.destroy();
+    } finally {
+      await c.destroy();
+    }
+  }, 120_000);
+
   it("a node starting on the shared data directory leaves the other nodes' scratch files alone", async () => {
     fs.mkdirSync(a.recordings.uploadDir, { recursive: true });
     const inFlight = path.join(a.recordings.uploadDir, 'upload-in-flight.tif');
