@@ -88,12 +88,28 @@ export class SandboxedChild {
    */
   cpuState(): { cpuMs: number; state: string } | null {
     if (!this.alive || !this.proc.pid) return null;
+    const fields = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     try {
-      const stat = fs.readFileSync(`/proc/${this.proc.pid}/stat`, 'utf8');
       // Fields after the command name (which may hold spaces) start at the last ')'.
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
-      return Number.isFinite(ticks) ? { cpuMs: (ticks * 1000) / CLOCK_TICKS, state: f[0] ?? '?' } : null;
+      const f = fields(fs.readFileSync(`/proc/${this.proc.pid}/stat`, 'utf8'));
+      const ticks = Number(f[11]) + Number(f[12]); // utime, stime of every thread (fields 14 and 15)
+      if (!Number.isFinite(ticks)) return null;
+      // Runnable when any thread is: a main thread asleep in a native wait is woken by Node's
+      // signal thread, which on a busy machine may itself still be waiting for a CPU.
+      let state = f[0] ?? '?';
+      if (state !== 'R') {
+        try {
+          for (const t of fs.readdirSync(`/proc/${this.proc.pid}/task`)) {
+            if (fields(fs.readFileSync(`/proc/${this.proc.pid}/task/${t}/stat`, 'utf8'))[0] === 'R') {
+              state = 'R';
+              break;
+            }
+          }
+        } catch {
+          // a thread gone meanwhile: the process's own state stands
+        }
+      }
+      return { cpuMs: (ticks * 1000) / CLOCK_TICKS, state };
     } catch {
       return null;
     }

@@ -41,7 +41,7 @@ describe('sandbox', () => {
     const a = await client(ctx.server, ws, ctx.clients);
     await waitFor(() => readKernelStatus(a.doc).sandbox.length > 0);
     // This machine (and CI) run as root with unshare, setpriv and prlimit available.
-    expect(readKernelStatus(a.doc).sandbox).toEqual(['netns', 'nice', 'permission-model', 'rlimits', 'uid']);
+    expect(readKernelStatus(a.doc).sandbox).toEqual(['netns', 'nice', 'pdeathsig', 'permission-model', 'rlimits', 'uid']);
   });
 
   it('cells run below the sync server’s priority (nice 10), and cannot raise it', async () => {
