@@ -185,6 +185,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     ? clusterWiring({
         config: config.cluster,
         nodeId: config.ops.nodeId,
+        signer,
         fencing: store.fencing,
         hocuspocus: (): Hocuspocus => hocuspocus,
         log,
@@ -281,7 +282,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const started = Date.now();
   const serveClient = staticFiles(config.clientDir);
   const publicUrl = (req: IncomingMessage) => config.publicUrl ?? `http://${req.headers.host ?? `localhost:${config.port}`}`;
-  const volumeRoute = { volumes, signer, log, public: config.publicVolumes, corsOrigins: config.volumesCorsOrigins, publicUrl };
+  const volumeRoute = { volumes, signer, log, store, public: config.publicVolumes, corsOrigins: config.volumesCorsOrigins, publicUrl };
   const volumeApi = { volumes, maxSampleVoxels: config.maxSampleVoxels, publicUrl };
   const handle = requestHandler({
       api: {
@@ -346,7 +347,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   // PlexusSocket: an oversized message closes with 4413 message-too-large (ws itself says 1009).
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes, perMessageDeflate: false, WebSocket: PlexusSocket });
 
-  const collabCluster = cluster && { relay: cluster.relay, route: (ws: string) => cluster.router.route(ws), localOnly: (ws: string) => cluster.localOnly(ws) };
+  const collabCluster = cluster && { relay: cluster.relay, route: (ws: string) => cluster.router.route(ws), localOnly: (ws: string) => cluster.localOnly(ws), fromNode: cluster.fromNode };
   http.on('upgrade', upgradeHandler({ hocuspocus, signer, guard, log, wss, store, bridge, cluster: collabCluster, isReady: () => ready, isDraining: () => drainState.draining }));
 
   await new Promise<void>((resolve, reject) => {

@@ -1,9 +1,10 @@
 /**
  * Revoking share links: a workspace's owner resets its links (`POST /api/workspaces/:id/share/reset`),
- * which bumps the workspace's link generation in storage; share links (token subject `link:…`,
- * hand-out links and students' fork links included) carry the generation they were made in, and
- * one made in an older generation is refused everywhere — HTTP, both WebSocket endpoints, on every
- * node (the generation is in the shared store). Other tokens (the owner's, services') are not links.
+ * which bumps the workspace's link generation in storage; share links (token subject `link:…`:
+ * editor, viewer and hand-out links) carry the generation they were made in, and one made in an
+ * older generation is refused everywhere — the API, /volumes, both WebSocket endpoints, on every
+ * node (the generation is in the shared store). Other tokens (the owner's, services', and the
+ * students' tokens for their own forks) are not links of this workspace.
  * Effects: reads storage.
  */
 import type { TokenClaims } from '@plexus/shared';

@@ -33,8 +33,37 @@ export class Ownership implements Extension {
   /** Workspaces dropped so far (metrics, tests). */
   drops = 0;
 
+  private sweeper: NodeJS.Timeout | null = null;
+
   constructor(private readonly deps: OwnershipDeps) {
     deps.leases.onLost = (ws) => this.drop(ws, 'lease lost');
+  }
+
+  /** Sweeps every `everyMs` (see `sweep`). */
+  start(everyMs: number): void {
+    this.sweeper = setInterval(() => void this.sweep().catch((e) => this.deps.log.warn('ownership sweep failed', { err: (e as Error).message })), everyMs);
+    this.sweeper.unref();
+  }
+
+  stop(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+  }
+
+  /**
+   * Gives back the leases of workspaces that are not loaded here (a load that failed after the
+   * lease was taken never unloads), and drops the workspaces whose fence another node claimed in
+   * the store — which this node learns even while Redis cannot tell it (cut off from Redis, its
+   * leases look held).
+   */
+  async sweep(): Promise<void> {
+    const hp = this.deps.hocuspocus();
+    for (const ws of this.deps.leases.heldList()) {
+      if (hp.documents.has(ws) || hp.loadingDocuments.has(ws)) continue;
+      this.deps.fencing.release(ws);
+      await this.deps.leases.release(ws);
+    }
+    for (const ws of await this.deps.fencing.verify(this.deps.leases.heldList())) this.drop(ws, 'another node claimed its fence');
   }
 
   async onLoadDocument({ documentName: ws, requestHeaders }: onLoadDocumentPayload): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * The Redis connection of a node (ioredis: maintained, MIT, Lua scripts via defineCommand,
- * reconnects by itself). Commands fail at once while Redis is unreachable (no offline queue): a
- * lease renewal or a route lookup must not wait silently behind a dead connection.
+ * reconnects by itself). Commands fail at once while Redis is disconnected (no offline queue), and
+ * after 2 s on a connection that hangs: a lease renewal or a route lookup must not wait silently
+ * behind a dead connection.
  * Effects: network.
  */
 import { Redis } from 'ioredis';
@@ -12,6 +13,9 @@ export function connectRedis(url: string, log: Logger): Redis {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
+    // A connection that hangs (Redis paused, a black-holed network) fails each command after 2 s
+    // instead of stalling renewals, routes and loads behind it.
+    commandTimeout: 2000,
     // Reconnect forever, quickly at first, then every second.
     retryStrategy: (times) => Math.min(100 * times, 1000),
   });

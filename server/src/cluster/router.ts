@@ -13,6 +13,26 @@ export type Route = { kind: 'local' } | { kind: 'remote'; node: string; url: str
 /** Header a node sets on what it relays to another node: the receiver never relays it further. */
 export const RELAY_HEADER = 'x-plexus-relayed-by';
 
+/**
+ * The URL on node `base` for a client's request target `target` (origin-form only: a path and a
+ * query). Anything else — an absolute URL, `//host/…`, a missing leading slash — is refused with
+ * null: the client must never choose where a node sends its request.
+ */
+export function relayTarget(base: string, target: string | undefined): URL | null {
+  if (!target || !target.startsWith('/') || target.startsWith('//')) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(target, 'http://relay.invalid');
+  } catch {
+    return null;
+  }
+  if (parsed.host !== 'relay.invalid') return null;
+  const out = new URL(base);
+  out.pathname = parsed.pathname;
+  out.search = parsed.search;
+  return out;
+}
+
 export class WorkspaceRouter {
   constructor(
     private readonly leases: WorkspaceLeases,

@@ -66,7 +66,7 @@ export class RelayWatch {
         for (const { doc, url } of relay.remoteDocs()) {
           const now = await ask(doc);
           // Unavailable (Redis unreachable, or the holder gone): kept until the route says where it went.
-          if (now.kind === 'local' || (now.kind === 'remote' && now.url !== url)) {
+          if (now.kind === 'local' || (now.kind === 'remote' && new URL(now.url).origin !== url)) {
             this.moved++;
             relay.moved();
             return;
@@ -84,7 +84,8 @@ export class RelayWatch {
 
 export interface RelayDeps {
   router: Pick<WorkspaceRouter, 'route'>;
-  nodeId: string;
+  /** The relay header's value (signed: the receiving node knows a node sent it). */
+  relayToken: () => string;
   log: Logger;
   /** Longest the frames of a workspace wait for its route to settle (its lease time plus a margin). */
   waitMs: number;
@@ -111,8 +112,11 @@ class Upstream {
   readonly ws: WebSocket;
   private readonly queue: Uint8Array[] = [];
 
-  constructor(url: string, nodeId: string, path: string, onMessage: (d: Buffer) => void, onEnd: (code: number, reason: string) => void) {
-    this.ws = new WebSocket(url.replace(/^http/, 'ws') + path, { headers: { [RELAY_HEADER]: nodeId }, perMessageDeflate: false, maxPayload: 0 });
+  /** `target`: the URL on the serving node (built by `relayTarget`: never chosen by the client). */
+  constructor(target: URL, relayToken: string, onMessage: (d: Buffer) => void, onEnd: (code: number, reason: string) => void) {
+    const url = new URL(target);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    this.ws = new WebSocket(url, { headers: { [RELAY_HEADER]: relayToken }, perMessageDeflate: false, maxPayload: 0 });
     this.ws.binaryType = 'nodebuffer';
     this.ws.on('open', () => {
       for (const f of this.queue.splice(0)) this.ws.send(f);
@@ -141,11 +145,11 @@ export class CollabRouting<M> implements WatchedRelay {
   private readonly upstreams = new Map<string, Upstream>();
   private ended = false;
   private watched = false;
-  private keepalive: NodeJS.Timeout | null = null;
+  private stopPinging: (() => void) | null = null;
 
   remoteDocs(): Array<{ doc: string; url: string }> {
     const out: Array<{ doc: string; url: string }> = [];
-    for (const [doc, st] of this.docs) if (st.kind === 'remote') out.push({ doc, url: st.url });
+    for (const [doc, st] of this.docs) if (st.kind === 'remote') out.push({ doc, url: new URL(st.url).origin });
     return out;
   }
 
@@ -214,27 +218,16 @@ export class CollabRouting<M> implements WatchedRelay {
    * ping goes unanswered (a client gone without closing), as Hocuspocus does for its own.
    */
   private keepAlive(): void {
-    if (!this.deps.pingMs || this.keepalive) return;
-    let alive = true;
-    this.client.on('pong', () => (alive = true));
-    this.keepalive = setInterval(() => {
-      if (!alive) {
-        this.client.terminate();
-        return;
-      }
-      alive = false;
-      this.client.ping();
-    }, this.deps.pingMs);
-    this.keepalive.unref();
+    if (this.stopPinging) return;
+    this.stopPinging = pingClient(this.client, this.deps.pingMs);
   }
 
   private upstream(url: string): Upstream {
     let up = this.upstreams.get(url);
     if (up) return up;
     up = new Upstream(
-      url,
-      this.deps.nodeId,
-      '/collab',
+      new URL('/collab', url),
+      this.deps.relayToken(),
       (d) => {
         if (this.client.readyState !== WebSocket.OPEN) return;
         this.client.send(d);
@@ -259,7 +252,7 @@ export class CollabRouting<M> implements WatchedRelay {
   /** The client's socket closed: its upstreams go too. */
   closed(): void {
     this.ended = true;
-    if (this.keepalive) clearInterval(this.keepalive);
+    this.stopPinging?.();
     this.deps.watch?.delete(this);
     for (const up of this.upstreams.values()) up.close();
     this.upstreams.clear();
@@ -270,17 +263,18 @@ export class CollabRouting<M> implements WatchedRelay {
  * Relays a whole socket to `url` + `path` (`/yjs/<workspace>?token=…`): frames both ways, the
  * client's early frames included, closes both ways.
  */
-export function pipeSockets(client: WebSocket, early: Buffer[], url: string, path: string, doc: string, deps: Pick<RelayDeps, 'nodeId' | 'onRelayed' | 'watch'>): void {
+export function pipeSockets(client: WebSocket, early: Buffer[], target: URL, doc: string, deps: Pick<RelayDeps, 'relayToken' | 'onRelayed' | 'watch' | 'pingMs'>): void {
+  // The client may have gone while its route was looked up: nothing to relay then.
+  if (client.readyState !== WebSocket.OPEN) return;
   let clientGone = false;
   const watched: WatchedRelay = {
-    remoteDocs: () => [{ doc, url }],
+    remoteDocs: () => [{ doc, url: target.origin }],
     moved: () => client.close(CloseCodes.WorkspaceMoved.code, CloseCodes.WorkspaceMoved.reason),
   };
   deps.watch?.add(watched);
   const up = new Upstream(
-    url,
-    deps.nodeId,
-    path,
+    target,
+    deps.relayToken(),
     (d) => {
       if (client.readyState === WebSocket.OPEN) client.send(d);
       deps.onRelayed?.('down');
@@ -293,14 +287,33 @@ export function pipeSockets(client: WebSocket, early: Buffer[], url: string, pat
     },
   );
   for (const f of early) up.send(f);
+  const stopPinging = pingClient(client, deps.pingMs);
   client.on('message', (d: Buffer) => {
     up.send(d);
     deps.onRelayed?.('up');
   });
   client.on('close', () => {
     clientGone = true;
+    stopPinging();
     deps.watch?.delete(watched);
     up.close();
   });
   client.on('error', () => {});
+}
+
+/**
+ * Pings a client this node only relays (the serving node's pings are answered by this node) and
+ * cuts it when a ping goes unanswered: a client gone without closing. Returns the stop function.
+ */
+function pingClient(client: WebSocket, everyMs: number | undefined): () => void {
+  if (!everyMs) return () => {};
+  let alive = true;
+  client.on('pong', () => (alive = true));
+  const timer = setInterval(() => {
+    if (!alive) return void client.terminate();
+    alive = false;
+    client.ping();
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { Hocuspocus } from '@hocuspocus/server';
 import type { Logger } from '../log.ts';
+import type { TokenSigner } from '../auth/tokens.ts';
 import type { StorageFencing } from '../store/storage.ts';
 import type { ClusterStats } from '../ops/metrics.ts';
 import type { ClusterConfig } from './cluster-config.ts';
@@ -17,6 +18,8 @@ import { connectRedis, redisReady } from './redis.ts';
 
 /** How often a relaying node pings the clients it relays (Hocuspocus' own interval for its clients). */
 const RELAY_PING_MS = 30_000;
+/** The workspace id in relay tokens: one that never exists, so the token opens nothing. */
+const RELAY_WS = '_plexus_relay';
 
 /** How long a starting node waits for Redis before it goes on (not ready until Redis answers). */
 const REDIS_START_WAIT_MS = 10_000;
@@ -47,6 +50,10 @@ export interface Cluster {
   roster: RosterRelay;
   /** Route of a document for a socket that must be served here or not at all (relayed from another node, or the kernel's). */
   localOnly(ws: string): Promise<Route>;
+  /** The relay header's value for what this node relays (signed, short-lived). */
+  relayToken(): string;
+  /** True when a relay header was signed by a node of this cluster. */
+  fromNode(header: string | string[] | undefined): boolean;
   /** Forwards a request about a workspace served elsewhere; false when this node answers it. */
   relayHttp(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   /** Joins the node directory at `url` and starts renewing leases (once listening). */
@@ -57,6 +64,8 @@ export interface Cluster {
 
 export interface ClusterDeps {
   config: ClusterConfig;
+  /** Signs and checks the relay header (the secret every node shares). */
+  signer: TokenSigner;
   nodeId: string;
   fencing: StorageFencing | undefined;
   hocuspocus: () => Hocuspocus;
@@ -69,6 +78,7 @@ export interface ClusterDeps {
 export function clusterWiring(deps: ClusterDeps): Cluster {
   const { config, nodeId, log } = deps;
   if (!deps.fencing) throw new Error('several nodes need a store with fencing (Postgres: PLEXUS_DATABASE_URL)');
+  deps.fencing.require();
   const redis = connectRedis(config.redisUrl, log);
   const leases = new WorkspaceLeases(redis, nodeId, config.leaseMs, log);
   const ownership = new Ownership({ leases, fencing: deps.fencing, hocuspocus: deps.hocuspocus, log, stopServing: deps.stopServing });
@@ -78,7 +88,23 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
   const router = new WorkspaceRouter(leases, nodes, nodeId, (ws) => ownership.unloading(ws));
   const watch = new RelayWatch(router);
   const relayed = { up: 0, down: 0 };
-  const relay: RelayDeps = { router, nodeId, log, waitMs: config.leaseMs + 2000, onRelayed: (d) => void relayed[d]++, watch, pingMs: RELAY_PING_MS };
+  // The relay header: a token for no workspace (it grants nothing if it leaked), signed with the
+  // secret every node shares, renewed well before it expires; a client cannot forge it.
+  let token = { value: '', until: 0 };
+  const relayToken = () => {
+    if (Date.now() > token.until) token = { value: deps.signer.sign({ ws: RELAY_WS, role: 'viewer', sub: `relay:${nodeId}`, ttlSeconds: 600 }), until: Date.now() + 300_000 };
+    return token.value;
+  };
+  const fromNode = (header: string | string[] | undefined) => {
+    if (typeof header !== 'string') return false;
+    try {
+      const c = deps.signer.verify(header);
+      return c.ws === RELAY_WS && c.sub.startsWith('relay:');
+    } catch {
+      return false;
+    }
+  };
+  const relay: RelayDeps = { router, relayToken, log, waitMs: config.leaseMs + 2000, onRelayed: (d) => void relayed[d]++, watch, pingMs: RELAY_PING_MS };
   return {
     redis,
     leases,
@@ -93,18 +119,22 @@ export function clusterWiring(deps: ClusterDeps): Cluster {
       const r = await router.route(ws);
       return r.kind === 'remote' ? { kind: 'unavailable', why: `served by node ${r.node}` } : r;
     },
-    relayHttp: (req, res) => relayHttp({ router, nodeId, log }, req, res),
+    relayToken,
+    fromNode,
+    relayHttp: (req, res) => relayHttp({ router, nodeId, log, relayToken, fromNode }, req, res),
     async listening(url) {
       // A node starting beside Redis waits for it a little; without it the node still starts, not ready.
       await redisReady(redis, REDIS_START_WAIT_MS).catch((e) => log.warn('Redis not reachable at start; retrying in the background', { err: (e as Error).message }));
       await nodes.start(url).catch((e) => log.warn('could not join the node directory yet (Redis unreachable?)', { err: (e as Error).message }));
       leases.start();
+      ownership.start(config.leaseMs);
       occupancy.start();
       watch.start(Math.max(100, Math.floor(config.leaseMs / 2)));
       log.info('serving as one of several nodes', { url, redis: redactUrl(config.redisUrl), leaseMs: config.leaseMs });
     },
     async close() {
       watch.close();
+      ownership.stop();
       await occupancy.close();
       roster.close();
       await leases.close();

@@ -84,6 +84,11 @@ export class WorkspaceLeases {
     return this.heldSet.size;
   }
 
+  /** The workspaces whose lease this node holds. */
+  heldList(): string[] {
+    return [...this.heldSet];
+  }
+
   async acquire(ws: string): Promise<AcquireResult> {
     const holder = (await this.redis.eval(ACQUIRE, 1, KEY(ws), this.nodeId, String(this.leaseMs))) as string;
     if (holder !== this.nodeId) return { held: false, holder };

@@ -32,6 +32,8 @@ export interface CollabCluster {
   route(ws: string): Promise<Route>;
   /** Route for a socket another node relayed, or the kernel's: served here or not at all (never relayed on). */
   localOnly(ws: string): Promise<Route>;
+  /** True when a relay header was signed by a node of this cluster (anyone else's is ignored). */
+  fromNode(header: string | string[] | undefined): boolean;
 }
 
 /** What Hocuspocus closes a silent connection with (@hocuspocus/common ConnectionTimeout). */
@@ -103,7 +105,7 @@ export function serveHocuspocus({ hocuspocus, signer, guard, log, cluster }: Hoc
   };
   // Several nodes: each document's frames go to the node serving it. A socket relayed by another
   // node, and the kernel's, are served here or not at all.
-  const relayed = !!req.headers[RELAY_HEADER];
+  const relayed = !!cluster?.fromNode(req.headers[RELAY_HEADER]);
   const localOnly = new Set<string>();
   const routing = cluster
     ? new CollabRouting<Frame>(ws, cluster.relay, deliver, (doc) => (relayed || localOnly.has(doc) ? cluster.localOnly(doc) : cluster.route(doc)))

@@ -238,10 +238,11 @@ export class DurablePersistence implements Extension {
    */
   /** Stops storing `ws` from this node: another node serves it now (cluster/ownership.ts). */
   stopStoring(ws: string): void {
-    this.fencedOff(ws);
+    this.fencedOff(ws, false);
   }
 
-  private fencedOff(ws: string): void {
+  /** `notify`: tell `onFenced` (storage refused a write; not when the caller already knows). */
+  private fencedOff(ws: string, notify = true): void {
     if (this.fenced.has(ws)) return;
     this.fenced.add(ws);
     const entry = this.docs.get(ws);
@@ -251,6 +252,7 @@ export class DurablePersistence implements Extension {
       entry.state.dirty = false;
       entry.state.sinceSnapshot = 0;
     }
+    if (!notify) return;
     this.log.warn('workspace fenced off: another node serves it now', { ws });
     this.onFenced(ws);
   }
@@ -404,6 +406,7 @@ export class DurablePersistence implements Extension {
     entry.state.detach();
     this.shadows.detach(documentName);
     this.docs.delete(documentName);
+    this.fenced.delete(documentName);
   }
 
   /** Stops persisting a workspace that was deleted (its loaded copy is about to be dropped). */

@@ -19,7 +19,7 @@ import { serveHocuspocus, type HocuspocusEndpointDeps } from '../collab/hocuspoc
 import type { YwsBridge } from '../collab/yws-bridge.ts';
 import type { PlexusSocket } from '../collab/socket.ts';
 import { pipeSockets } from '../cluster/socket-relay.ts';
-import { RELAY_HEADER } from '../cluster/router.ts';
+import { RELAY_HEADER, relayTarget } from '../cluster/router.ts';
 
 export interface UpgradeDeps extends HocuspocusEndpointDeps {
   wss: WebSocketServer;
@@ -55,7 +55,12 @@ export function upgradeHandler(deps: UpgradeDeps): (req: IncomingMessage, socket
       return;
     }
     if (url.pathname.startsWith(YWS_PATH_PREFIX)) {
-      const id = decodeURIComponent(url.pathname.slice(YWS_PATH_PREFIX.length));
+      let id: string;
+      try {
+        id = decodeURIComponent(url.pathname.slice(YWS_PATH_PREFIX.length));
+      } catch {
+        return refuseUpgrade(socket, 400, 'Bad Request'); // a malformed escape in the workspace id
+      }
       wss.handleUpgrade(req, socket, head, (ws) => {
         (ws as PlexusSocket).endpoint = 'yjs';
         // Accept, then close with a clear code: clients see the reason, not a bare HTTP error.
@@ -66,13 +71,20 @@ export function upgradeHandler(deps: UpgradeDeps): (req: IncomingMessage, socket
         ws.on('error', () => {}); // a peer gone meanwhile: its close event ends it (serve listens to both)
         // Several nodes: a workspace served by another node is relayed there whole (one document per socket).
         const cluster = deps.cluster;
-        if (cluster && !req.headers[RELAY_HEADER]) {
-          void cluster.route(id).then((route) => {
-            if (route.kind === 'local') return serveHere();
-            ws.off('message', hold);
-            if (route.kind === 'unavailable') return ws.close(CloseCodes.WorkspaceMoved.code, CloseCodes.WorkspaceMoved.reason);
-            pipeSockets(ws, early, route.url, req.url ?? '/', id, cluster.relay);
-          });
+        if (cluster && !cluster.fromNode(req.headers[RELAY_HEADER])) {
+          void cluster.route(id).then(
+            (route) => {
+              if (route.kind === 'local') return serveHere();
+              ws.off('message', hold);
+              const target = route.kind === 'remote' ? relayTarget(route.url, req.url) : null;
+              if (!target) return ws.close(CloseCodes.WorkspaceMoved.code, CloseCodes.WorkspaceMoved.reason);
+              pipeSockets(ws, early, target, id, cluster.relay);
+            },
+            (e) => {
+              log.error('routing a y-websocket peer failed', { ws: id, err: e });
+              ws.close(CloseCodes.WorkspaceMoved.code, CloseCodes.WorkspaceMoved.reason);
+            },
+          );
           return;
         }
         serveHere();

@@ -13,6 +13,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { TokenClaims } from '@plexus/shared';
 import { TokenError, type TokenSigner } from '../auth/tokens.ts';
+import { linkRevoked, REVOKED_MESSAGE } from '../auth/link-revocation.ts';
+import type { WorkspaceStorage } from '../store/storage.ts';
 import type { Logger } from '../log.ts';
 import { VolumeError } from '../volumes/precomputed.ts';
 import { checkSegment, VolumeUnavailable, ZARR_METADATA, type Volumes } from '../volumes/volume-store.ts';
@@ -31,6 +33,8 @@ export interface VolumeRouteDeps {
   /** Origins allowed to read volumes cross-origin (`*` for any); empty: same origin only. */
   corsOrigins: readonly string[];
   publicUrl: (req: IncomingMessage) => string;
+  /** Share links revoked by their workspace's owner are refused here too. */
+  store: Pick<WorkspaceStorage, 'linkGeneration'>;
 }
 
 /** True when the raw request target is under /volumes (checked before any normalisation). */
@@ -79,8 +83,8 @@ function cookie(req: IncomingMessage, name: string): string | null {
   return null;
 }
 
-/** Verifies the bearer token or the volume cookie; HttpError 401 when absent or invalid. */
-function authenticate(deps: VolumeRouteDeps, req: IncomingMessage): TokenClaims | null {
+/** Verifies the bearer token or the volume cookie; HttpError 401 when absent, invalid or a revoked link. */
+async function authenticate(deps: VolumeRouteDeps, req: IncomingMessage): Promise<TokenClaims | null> {
   if (deps.public) return null;
   const h = req.headers.authorization;
   const token = h?.startsWith('Bearer ') ? h.slice(7).trim() : cookie(req, VOLUME_COOKIE);
@@ -93,6 +97,7 @@ function authenticate(deps: VolumeRouteDeps, req: IncomingMessage): TokenClaims 
     throw new HttpError(401, err.reason === 'expired' ? 'token-expired' : 'unauthorized', err.message);
   }
   if (claims.handout) throw new HttpError(403, 'forbidden', 'a hand-out link only makes your own fork: open your fork to see its volumes');
+  if (await linkRevoked(deps.store, claims)) throw new HttpError(401, 'token-revoked', REVOKED_MESSAGE);
   return claims;
 }
 
@@ -136,7 +141,7 @@ export async function handleVolumes(deps: VolumeRouteDeps, req: IncomingMessage,
       res.setHeader('allow', 'GET, HEAD, OPTIONS');
       throw new HttpError(405, 'method-not-allowed', `volumes are read-only: ${req.method} is not allowed`);
     }
-    authenticate(deps, req);
+    await authenticate(deps, req);
     const cache = deps.public ? 'no-cache' : 'private, no-cache';
     const base = deps.publicUrl(req);
     if (segments.length === 0) {

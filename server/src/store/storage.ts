@@ -154,6 +154,10 @@ export interface StorageFencing {
   release(ws: string): void;
   /** The token this process holds for `ws`, if it claimed one. */
   token(ws: string): number | undefined;
+  /** From now on a write to a workspace with no claim is refused (several nodes: never written unfenced). */
+  require(): void;
+  /** Of the workspaces in `list` this process claimed, those whose stored fence moved on (another node claimed them). */
+  verify(list: string[]): Promise<string[]>;
 }
 
 /** A write carried a fencing token older than the workspace's: another node serves it now. */

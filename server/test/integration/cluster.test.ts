@@ -5,6 +5,7 @@
  * moving when its holder stops, and fencing of a holder that lost it.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
@@ -121,6 +122,37 @@ describe('several nodes', () => {
       await c.destroy();
     }
   }, 120_000);
+
+  it('a request target the client chooses never makes a node send elsewhere, and malformed ones do not stop it', async () => {
+    const ws = await newWorkspace('Hostile targets');
+    const pin = hocuspocusClient(a.url, ws, a.ownerToken);
+    await pin.synced;
+    const other = a.hocuspocus.documents.has(ws) ? b : a;
+    const port = new URL(other.url).port;
+    /** Sends raw HTTP to `other` and returns the status line (or the close). */
+    const raw = (head: string) =>
+      new Promise<string>((resolve) => {
+        const sock = net.connect(Number(port), '127.0.0.1', () => sock.write(head));
+        let got = '';
+        sock.on('data', (d) => {
+          got += d;
+          if (got.includes('\r\n')) sock.end();
+        });
+        sock.on('close', () => resolve(got.split('\r\n')[0] ?? ''));
+        sock.on('error', () => resolve('error'));
+      });
+    const auth = `Authorization: Bearer ${other.ownerToken}\r\n`;
+    // Absolute-form and protocol-relative targets for a workspace served by the other node: refused, not forwarded.
+    expect(await raw(`GET http://evil.invalid/api/workspaces/${ws}/history HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`)).toMatch(/ 400 /);
+    expect(await raw(`GET //evil.invalid/api/workspaces/${ws}/history HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`)).toMatch(/ 400 /);
+    const upgrade = (target: string) => `GET ${target} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+    await raw(upgrade(`http://evil.invalid/yjs/${ws}?token=${other.ownerToken}`));
+    expect(await raw(upgrade('/yjs/%E0%A4?token=x'))).toMatch(/ 400 /);
+    // The node is still there, and the workspace still reachable through it.
+    expect((await api(other.url, null, 'GET', '/api/health')).status).toBe(200);
+    expect((await api(other.url, other.ownerToken, 'GET', `/api/workspaces/${ws}/history`)).status).toBe(200);
+    pin.destroy();
+  });
 
   it("a node starting on the shared data directory leaves the other nodes' scratch files alone", async () => {
     fs.mkdirSync(a.recordings.uploadDir, { recursive: true });

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlexusServer } from '../../src/app.ts';
-import { api, hocuspocusClient, startTestServer, waitFor, ywsClient } from '@plexus/testkit';
+import { api, hocuspocusClient, rawRequest, startTestServer, waitFor, ywsClient } from '@plexus/testkit';
 
 let s: PlexusServer;
 beforeAll(async () => {
@@ -41,6 +41,9 @@ describe('resetting share links', () => {
     expect(http.status).toBe(401);
     expect(http.json).toMatchObject({ error: 'token-revoked', message: expect.stringContaining('revoked') });
     expect((await api(s.url, handout, 'POST', `/api/workspaces/${ws}/fork`, { device: 'u_x', personName: 'X' })).json.error).toBe('token-revoked');
+    const volumes = await rawRequest(s.url, '/volumes/', { headers: { authorization: `Bearer ${editor}` } });
+    expect(volumes.status).toBe(401);
+    expect(volumes.json()).toMatchObject({ error: 'token-revoked' });
 
     // A new link works; a second reset revokes it too.
     const fresh = hocuspocusClient(s.url, ws, await share(ws, 'editor'));

@@ -28,7 +28,10 @@ export async function compactWorkspace(client, ws, { wait = false, state = null,
       ? await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2)) AS ok', [COMPACTION_LOCK, ws])
       : await client.query('SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS ok', [COMPACTION_LOCK, ws]);
     if (!wait && !lock.rows[0].ok) return await done(client, { folded: 0, upto: 0, busy: true });
-    const exists = await client.query('SELECT fence FROM workspaces WHERE id = $1 FOR KEY SHARE', [ws]);
+    // A fenced snapshot locks the row against a claim (which updates the fence) until it commits,
+    // so no node can claim and load between this check and the commit; appends wait meanwhile too
+    // (snapshots from memory are rare: dirty documents and shutdown).
+    const exists = await client.query(`SELECT fence FROM workspaces WHERE id = $1 ${state && fence !== undefined ? 'FOR SHARE' : 'FOR KEY SHARE'}`, [ws]);
     if (exists.rowCount === 0) return await done(client, { folded: 0, upto: 0, busy: false });
     // A state from memory is only stored by the node that holds the workspace's fence.
     if (state && fence !== undefined && Number(exists.rows[0].fence) !== fence) return await done(client, { folded: 0, upto: 0, busy: false, fenced: true });

@@ -60,8 +60,13 @@ ORDER BY part, seq`;
 
 const RECORD = 'SELECT id, name, created, updated, epoch FROM workspaces';
 
+/** The fence of a write made without a claim while fencing is required: matches no row. */
+const NO_CLAIM = -1;
+
 interface Pending {
   update: Uint8Array;
+  /** The fencing token when the write was made (undefined: unfenced, a single server). */
+  fence: number | undefined;
   resolve: (seq: number) => void;
   reject: (e: unknown) => void;
 }
@@ -73,6 +78,8 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
   readonly fencing: StorageFencing;
   /** Fencing tokens this process claimed, by workspace (cluster/: the node holding each lease). */
   private readonly fences = new Map<string, number>();
+  /** Several nodes: a write to a workspace this process holds no claim of is refused (fenced), never written unfenced. */
+  private fencingRequired = false;
   private readonly queues = new Map<string, Pending[]>();
   private readonly draining = new Set<Promise<void>>();
   private worker: Worker | null = null;
@@ -98,6 +105,14 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
       },
       release: (ws) => void this.fences.delete(ws),
       token: (ws) => this.fences.get(ws),
+      require: () => void (this.fencingRequired = true),
+      verify: async (list) => {
+        const mine = list.filter((ws) => this.fences.has(ws));
+        if (!mine.length) return [];
+        const { rows } = await this.db.query<{ id: string; fence: string }>('SELECT id, fence FROM workspaces WHERE id = ANY($1)', [mine]);
+        const stored = new Map(rows.map((r) => [r.id, Number(r.fence)]));
+        return mine.filter((ws) => stored.get(ws) !== this.fences.get(ws));
+      },
     };
     if (opts.background) this.startWorker();
   }
@@ -125,10 +140,13 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
   }
 
   append(ws: string, update: Uint8Array): Promise<number> {
+    // The token when the write is made, not when its batch goes out: a write made before this node
+    // dropped the workspace must not go out with no fence, or with a later claim's.
+    const fence = this.writeFence(ws);
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(ws);
-      if (queue) return void queue.push({ update, resolve, reject });
-      this.queues.set(ws, (queue = [{ update, resolve, reject }]));
+      if (queue) return void queue.push({ update, fence, resolve, reject });
+      this.queues.set(ws, (queue = [{ update, fence, resolve, reject }]));
       const draining = this.drain(ws, queue);
       this.draining.add(draining);
       void draining.then(() => this.draining.delete(draining));
@@ -140,9 +158,9 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
     while (queue.length) {
       let size = 0;
       let n = 0;
-      while (n < queue.length && n < MAX_BATCH && (n === 0 || size + queue[n]!.update.byteLength <= MAX_BATCH_BYTES)) size += queue[n++]!.update.byteLength;
+      const fence = queue[0]!.fence;
+      while (n < queue.length && n < MAX_BATCH && queue[n]!.fence === fence && (n === 0 || size + queue[n]!.update.byteLength <= MAX_BATCH_BYTES)) size += queue[n++]!.update.byteLength;
       const batch = queue.splice(0, n);
-      const fence = this.fences.get(ws);
       try {
         const { rows } =
           fence === undefined
@@ -156,6 +174,11 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
       }
     }
     this.queues.delete(ws);
+  }
+
+  /** The fence a write made now carries: this process's claim; with fencing required and no claim, one that matches nothing. */
+  private writeFence(ws: string): number | undefined {
+    return this.fences.get(ws) ?? (this.fencingRequired ? NO_CLAIM : undefined);
   }
 
   /** Why an append wrote nothing: the workspace is gone, or another node took its fence. */
@@ -196,8 +219,9 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
   }
 
   async snapshotFromMemory(ws: string, state: Uint8Array): Promise<number> {
-    const r = await this.inline(ws, { wait: true, state, fence: this.fences.get(ws) });
-    if (r.fenced) throw new FencedError(ws, this.fences.get(ws)!);
+    const fence = this.writeFence(ws);
+    const r = await this.inline(ws, { wait: true, state, fence });
+    if (r.fenced) throw new FencedError(ws, fence!);
     return r.folded;
   }
 
