@@ -276,14 +276,16 @@ export class JsRuntime {
    * `cpuGraceMs` of CPU since the signal and still runs the cell, or when after `graceMs` it sleeps
    * where no signal reaches it (a blocking native call) — but not while it waits to be scheduled:
    * on a busy machine (cells run at a lower priority) a wall-clock deadline would kill a runner
-   * that was simply never given the CPU to stop. Where /proc cannot be read, after `graceMs`;
-   * always within `maxWaitMs`.
+   * that was simply never given the CPU to stop. The CPU is the whole runner's: a spinning cell's
+   * main thread keeps adding to it until Node's signal thread, which stops it, gets a core — on a
+   * loaded machine that took over 2 s of the runner's CPU (stress run), hence 5 s. Where /proc
+   * cannot be read, after `graceMs`; always within `maxWaitMs`.
    */
   interrupt(opts: { graceMs?: number; cpuGraceMs?: number; maxWaitMs?: number } = {}): void {
     const r = this.run_;
     const child = this.child;
     if (!r || !child) return;
-    const { graceMs = 4000, cpuGraceMs = 2000, maxWaitMs = 60_000 } = opts;
+    const { graceMs = 4000, cpuGraceMs = 5000, maxWaitMs = 60_000 } = opts;
     const at0 = child.cpuState();
     const started = Date.now();
     child.signal('SIGINT');
