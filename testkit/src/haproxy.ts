@@ -19,12 +19,12 @@
  * loudly instead of skipping.
  * Effects: processes, files under the system's temporary directory, TCP connections to 127.0.0.1.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { alive, answering, exited, freePort, recordPid, startGuarded, terminate } from './processes.ts';
+import { alive, answering, binaryPath, exited, freePort, recordPid, startGuarded, terminate } from './processes.ts';
 
 export const HAPROXY_INSTALL_HINT = "haproxy was not found. Install Debian's HAProxy: `apt-get update && apt-get install -y haproxy`.";
 
@@ -44,15 +44,7 @@ export interface HaproxyBackend {
 
 /** The `haproxy` binary; throws HAPROXY_INSTALL_HINT when there is none. */
 export function haproxyPath(): string {
-  const debian = '/usr/sbin/haproxy';
-  if (fs.existsSync(debian)) return debian;
-  try {
-    const onPath = execFileSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).trim();
-    if (onPath) return onPath;
-  } catch {
-    // not on the PATH
-  }
-  throw new Error(HAPROXY_INSTALL_HINT);
+  return binaryPath('/usr/sbin/haproxy', 'haproxy', HAPROXY_INSTALL_HINT);
 }
 
 /** `host:port` of a backend's URL; throws on anything but plain `http://`. */

@@ -10,7 +10,7 @@
  * directories), a listener on 127.0.0.1 for a moment (`freePort`), a handler of this process's
  * `exit` event.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import { sleep } from './wait.ts';
@@ -144,4 +144,16 @@ export async function startGuarded(dir: string, start: () => Promise<void>, kill
   const forget = onProcessExit(cleanup);
   startWatchdog(dir, watchdog);
   return forget;
+}
+
+/** A Debian binary at `debian`, else `name` on the PATH; throws `hint` when there is neither. */
+export function binaryPath(debian: string, name: string, hint: string): string {
+  if (fs.existsSync(debian)) return debian;
+  try {
+    const onPath = execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+    if (onPath) return onPath;
+  } catch {
+    // not on the PATH
+  }
+  throw new Error(hint);
 }

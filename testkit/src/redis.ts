@@ -15,12 +15,12 @@
  * needs Redis fails loudly instead of skipping.
  * Effects: processes, files under the system's temporary directory, TCP connections to 127.0.0.1.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { alive, answering, exited, freePort, recordPid, startGuarded, terminate } from './processes.ts';
+import { alive, answering, binaryPath, exited, freePort, recordPid, startGuarded, terminate } from './processes.ts';
 
 export const REDIS_INSTALL_HINT =
   "redis-server was not found. Install Debian's Redis: `apt-get update && apt-get install -y redis-server`.";
@@ -31,15 +31,7 @@ const STOP_TIMEOUT_MS = 30_000;
 
 /** The `redis-server` binary; throws REDIS_INSTALL_HINT when there is none. */
 export function redisServerPath(): string {
-  const debian = '/usr/bin/redis-server';
-  if (fs.existsSync(debian)) return debian;
-  try {
-    const onPath = execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim();
-    if (onPath) return onPath;
-  } catch {
-    // not on the PATH
-  }
-  throw new Error(REDIS_INSTALL_HINT);
+  return binaryPath('/usr/bin/redis-server', 'redis-server', REDIS_INSTALL_HINT);
 }
 
 /** Whether a Redis server answers `PING` with `+PONG` on 127.0.0.1:`port` (false on any error, or after `timeout` ms). */
