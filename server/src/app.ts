@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import { Hocuspocus, type Extension } from '@hocuspocus/server';
 import { WebSocketServer } from 'ws';
 import * as Y from 'yjs';
-import { CloseCodes } from '@plexus/shared';
+import { CloseCodes, type Requester } from '@plexus/shared';
 import type { ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { TokenSigner } from './auth/tokens.ts';
@@ -43,7 +43,7 @@ import type { CalciumJobs } from './analysis/calcium-jobs.ts';
 import type { CalciumJobSpec } from './analysis/calcium-job-main.ts';
 import { KernelManager } from './kernel/manager.ts';
 import type { VolumeSampler } from './kernel/js-runtime.ts';
-import { writeAgentToken } from './auth/agent-token.ts';
+import { writeAgentToken, writeKernelToken } from './auth/agent-token.ts';
 import { occupiedWorkspaces } from './collab/people.ts';
 import { AgentLeases, type AgentLeaseStore } from './collab/agent-leases.ts';
 import { RedisAgentLeases } from './cluster/agent-leases-redis.ts';
@@ -97,6 +97,10 @@ export interface PlexusServer {
   recordings: TiffImports;
   /** Which agent process runs each workspace's agent runs (in memory; in Redis with several nodes). */
   agentLeases: AgentLeaseStore;
+  /** Kernel processes' leases (PLEXUS_KERNEL=external). */
+  kernelLeases: AgentLeaseStore;
+  /** Where the kernel processes' token is written (PLEXUS_KERNEL=external), else null. */
+  kernelTokenFile: string | null;
   /** The method library of every workspace. */
   library: Library;
   /** Forks and hand-outs (forks/forks.ts), and the rosters of hand-outs (forks/roster.ts). */
@@ -201,6 +205,15 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     readiness.add({ name: 'redis', check: () => cluster.redis.ping() });
     persistence.onFenced = (ws) => cluster.ownership.drop(ws, 'fenced off by the store');
   }
+  // What cells ask of the server while they run, called directly by kernels inside this server and
+  // over HTTP by kernel processes of their own (http/service-api.ts).
+  const kernelCalls = {
+    // Cells sample the served volumes through the server (they cannot read files themselves).
+    sample: (hooks.wrapSample ?? ((f: VolumeSampler) => f))((op, dataset, layer, params) =>
+      sampleVolume({ volumes, maxSampleVoxels: config.maxSampleVoxels }, dataset, layer, op, (n) => params[n] ?? null)),
+    // Cells start and read analysis jobs through the server (bound once both exist).
+    jobs: (ws: string, op: string, args: Record<string, unknown>, by: Requester | null) => cellJobs(ws, op, args, by),
+  };
   const kernels = config.kernel
     ? new KernelManager({
         dataDir: config.dataDir,
@@ -209,11 +222,8 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         log,
         idleMs: config.kernelIdleMs,
         limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
-        // Cells sample the served volumes through the server (they cannot read files themselves).
-        sample: (hooks.wrapSample ?? ((f: VolumeSampler) => f))((op, dataset, layer, params) =>
-          sampleVolume({ volumes, maxSampleVoxels: config.maxSampleVoxels }, dataset, layer, op, (n) => params[n] ?? null)),
-        // Cells start and read analysis jobs through the server (bound once both exist).
-        jobs: (ws, op, args, by) => cellJobs(ws, op, args, by),
+        external: config.externalKernels,
+        ...kernelCalls,
       })
     : null;
   // People's ROI edits reach the result tables (set once the jobs exist, below).
@@ -253,6 +263,8 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const agentTokenFile = config.agent ? writeAgentToken(config.dataDir, signer, config.agentName) : null;
   const workspaces = new Workspaces(store, hocuspocus, persistence);
   const agentLeases: AgentLeaseStore = cluster ? new RedisAgentLeases(cluster.redis) : new AgentLeases();
+  const kernelLeases: AgentLeaseStore = cluster ? new RedisAgentLeases(cluster.redis, Date.now, 'kernel') : new AgentLeases();
+  const kernelTokenFile = kernels && config.externalKernels ? writeKernelToken(config.dataDir, signer) : null;
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
   workspaces.onDelete = async (id) => {
     bridge.closeAll(id, CloseCodes.NotFound);
@@ -286,7 +298,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const volumeApi = { volumes, maxSampleVoxels: config.maxSampleVoxels, publicUrl };
   const handle = requestHandler({
       api: {
-        signer, workspaces, log, store, agentLeases, volumeApi, library, version: VERSION, started, publicUrl, nodeId: config.ops.nodeId, isDraining: () => drainState.draining,
+        signer, workspaces, log, store, volumeApi, library, version: VERSION, started, publicUrl, nodeId: config.ops.nodeId, isDraining: () => drainState.draining,
         forks: {
           forks: forking.forks, publicUrl,
           checkpoint: async (ws, cid) => {
@@ -315,7 +327,12 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
           }
           return n + bridge.closeWhere(id, (claims) => revokedBy(claims, id, generation), CloseCodes.TokenRevoked);
         },
-        occupiedWorkspaces: () => (cluster ? cluster.occupancy.all() : localOccupied()),
+        services: {
+          agentLeases,
+          kernelLeases,
+          occupiedWorkspaces: () => (cluster ? cluster.occupancy.all() : localOccupied()),
+          kernelCalls: kernels ? kernelCalls : null,
+        },
         notebook: {
           hocuspocus, kernels, jobs, recordings,
           upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
@@ -401,5 +418,5 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       await close();
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, agentLeases, library, atlas, forks: forking.forks, roster: forking.roster, history, nodeId: config.ops.nodeId, readiness, metrics, cluster, close, drain };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, kernelTokenFile, agentLeases, kernelLeases, library, atlas, forks: forking.forks, roster: forking.roster, history, nodeId: config.ops.nodeId, readiness, metrics, cluster, close, drain };
 }

@@ -42,6 +42,12 @@ export interface ServerConfig {
   demoData?: DemoOptions;
   /** Start a kernel peer for each open workspace. */
   kernel: boolean;
+  /**
+   * Kernels run in processes of their own (`PLEXUS_KERNEL=external`, `npm run kernel`, possibly on
+   * other machines sharing the data directory): this server starts none, and serves them the
+   * workspace list, one kernel lease per workspace, and the calls cells make (samples, jobs).
+   */
+  externalKernels: boolean;
   /** Time limit of one cell (ms), JavaScript and SQL. */
   cellTimeoutMs: number;
   /** Memory of a workspace's JavaScript runtime (MB of heap; ArrayBuffers are bounded by the address space). */
@@ -173,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     volumesCorsOrigins: (env.PLEXUS_VOLUMES_CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     maxSampleVoxels: int(env.PLEXUS_MAX_SAMPLE_VOXELS, 64 * 1024 * 1024, 'PLEXUS_MAX_SAMPLE_VOXELS'),
     kernel: env.PLEXUS_KERNEL !== '0',
+    externalKernels: env.PLEXUS_KERNEL === 'external',
     cellTimeoutMs: int(env.PLEXUS_CELL_TIMEOUT_MS, 30_000, 'PLEXUS_CELL_TIMEOUT_MS'),
     cellMemoryMb: int(env.PLEXUS_CELL_MEMORY_MB, 512, 'PLEXUS_CELL_MEMORY_MB'),
     jobMemoryMb: int(env.PLEXUS_JOB_MEMORY_MB, 2048, 'PLEXUS_JOB_MEMORY_MB'),

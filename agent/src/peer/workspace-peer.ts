@@ -11,8 +11,7 @@
  * lease stops its runs and leaves.
  * Effects: network (its provider, the model, the server API), timers.
  */
-import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
-import WebSocket from 'ws';
+import { ServicePeer } from '@plexus/peer';
 import * as Y from 'yjs';
 import {
   agentOrigin, findAskerState, finishRun, getRun, isFinished, listRuns, randomId, roots, setUndoOutcome, viewerRoots,
@@ -30,19 +29,6 @@ export const AGENT_USER_ID = 'agent';
 /** Shortest interval between two published caret positions (ms). */
 const CARET_INTERVAL_MS = 50;
 
-/**
- * A socket that ignores its own 'error' events: closing a socket that is still connecting (leaving
- * on a lost lease, shutting down during a reconnect) emits one after the provider has removed its
- * listeners, which would otherwise crash the agent process (as it did the kernel, see
- * docs/performance.md §10).
- */
-class QuietWebSocket extends WebSocket {
-  constructor(...args: ConstructorParameters<typeof WebSocket>) {
-    super(...args);
-    this.on('error', () => {});
-  }
-}
-
 interface Tracked {
   origin: AgentOrigin;
   undo: Y.UndoManager;
@@ -51,8 +37,8 @@ interface Tracked {
 
 export class WorkspacePeer {
   readonly doc = new Y.Doc();
-  private socket: HocuspocusProviderWebsocket | null = null;
-  private provider: HocuspocusProvider | null = null;
+  /** The connection while this peer holds the lease (shared with the kernel: @plexus/peer). */
+  private peer: ServicePeer | null = null;
   private readonly tracked = new Map<string, Tracked>();
   private readonly active = new Map<string, AgentRun>();
   private readonly author: ChatAuthor;
@@ -163,33 +149,27 @@ export class WorkspacePeer {
     this.synced = false;
     this.unobserveRuns?.();
     this.unobserveRuns = null;
-    this.provider?.destroy();
-    this.socket?.destroy();
-    this.provider = null;
-    this.socket = null;
+    this.peer?.close();
+    this.peer = null;
   }
 
   private unobserveRuns: (() => void) | null = null;
 
   /** Joins the document as the workspace's agent. `fresh`: the lease was not ours a moment ago. */
   private async join(fresh: boolean): Promise<void> {
-    const url = this.config.serverUrl.replace(/^http/, 'ws') + '/collab';
-    this.socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: QuietWebSocket, delay: 100, minDelay: 100, maxDelay: 2000 } as never);
-    let ready!: () => void;
-    const syncedOnce = new Promise<void>((r) => (ready = r));
-    this.provider = new HocuspocusProvider({
-      websocketProvider: this.socket,
-      name: this.workspaceId,
-      document: this.doc,
+    this.peer = new ServicePeer({
+      serverUrl: this.config.serverUrl,
+      workspaceId: this.workspaceId,
+      doc: this.doc,
       token: this.token,
-      onSynced: () => ready(),
-      onAuthenticationFailed: ({ reason }) => this.log('agent refused by the server', { ws: this.workspaceId, reason }),
+      onAuthenticationFailed: (reason) => this.log('agent refused by the server', { ws: this.workspaceId, reason }),
+      awareness: {
+        user: { id: AGENT_USER_ID, name: this.config.name, color: this.config.color, colorLight: this.config.color + '33', role: 'service', kind: 'agent' },
+        focus: { panel: 'chat', cellId: null },
+        agent: { model: this.model.config.model, status: 'ready' },
+      },
     });
-    this.provider.attach();
-    this.provider.setAwarenessField('user', { id: AGENT_USER_ID, name: this.config.name, color: this.config.color, colorLight: this.config.color + '33', role: 'service', kind: 'agent' });
-    this.provider.setAwarenessField('focus', { panel: 'chat', cellId: null });
-    this.provider.setAwarenessField('agent', { model: this.model.config.model, status: 'ready' });
-    await syncedOnce;
+    await this.peer.synced;
     if (this.closed || !this.holding) return;
     this.synced = true;
     if (fresh) this.recoverOrphans();
@@ -298,7 +278,7 @@ export class WorkspacePeer {
   }
 
   private askerState(userId: string): PresenceState | null {
-    const aw = this.provider?.awareness;
+    const aw = this.peer?.provider.awareness;
     return aw ? findAskerState(aw.getStates() as Map<number, unknown>, userId) : null;
   }
 
@@ -324,13 +304,26 @@ export class WorkspacePeer {
       }, CARET_INTERVAL_MS);
     };
     return {
-      focus: (panel, cellId = null) => this.provider?.setAwarenessField('focus', { panel, cellId }),
+      focus: (panel, cellId = null) => this.peer?.setAwarenessField('focus', { panel, cellId }),
       caret: (text, index = 0) => {
-        if (!text) return publishCaret(() => this.provider?.setAwarenessField('cursor', null));
+        if (!text) return publishCaret(() => this.peer?.setAwarenessField('cursor', null));
         const rel = Y.relativePositionToJSON(Y.createRelativePositionFromTypeIndex(text, index));
-        publishCaret(() => this.provider?.setAwarenessField('cursor', { anchor: rel, head: rel }));
+        publishCaret(() => this.peer?.setAwarenessField('cursor', { anchor: rel, head: rel }));
       },
     };
+  }
+
+  /**
+   * Disappears as a crashed process would (tests of what the others do then): no more lease
+   * renewals, the connection dropped, runs left as they are in the document, the lease not handed
+   * back.
+   */
+  vanish(): void {
+    this.closed = true;
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
+    this.leaseAbort.abort();
+    this.active.clear();
+    this.peer?.close();
   }
 
   /** Stops the runs (shutdown) and disconnects. */
@@ -345,8 +338,7 @@ export class WorkspacePeer {
     // Let the final writes reach the server before the socket closes.
     await new Promise((r) => setTimeout(r, 100));
     if (this.caretTimer) clearTimeout(this.caretTimer);
-    this.provider?.destroy();
-    this.socket?.destroy();
+    this.peer?.close();
     // Hand the workspace over at once (a crash instead lets the lease run out).
     if (this.holding) await this.api.releaseLease(this.runner, AbortSignal.timeout(2000)).catch(() => {});
     this.holding = false;

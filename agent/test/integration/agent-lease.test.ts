@@ -59,9 +59,7 @@ describe('one agent runner per workspace', () => {
     const hanging = ask(a.doc, 'a long answer');
     await waitFor(() => listRuns(a.doc).find((r) => r.id === hanging)?.status === 'running', { message: 'run started' });
     // Crash: the holder stops renewing and disappears without finishing its run.
-    (holder.peer as unknown as { closed: boolean }).closed = true;
-    (holder.peer as unknown as { active: Map<string, unknown> }).active.clear();
-    (holder.peer as unknown as { provider: { destroy(): void } }).provider.destroy();
+    holder.peer.vanish();
     await holder.llm.close();
     expect(standby.peer.holdsLease).toBe(false);
     // The lease runs out. A renewal the holder sent just before it crashed may still reach the

@@ -243,11 +243,8 @@ describe('agent runs', () => {
     const runId = ask(a.doc, 'long answer');
     await waitFor(() => (replyText(a.doc, runId).length > 20 ? true : null), { timeout: 60_000 });
     // Crash: the replica disappears without finishing its run.
-    (agent.peer as unknown as { active: Map<string, unknown> }).active.clear();
+    agent.peer.vanish();
     await agent.llm.close();
-    const oldPeer = agent.peer;
-    (oldPeer as unknown as { closed: boolean }).closed = true;
-    (oldPeer as unknown as { provider: { destroy(): void } }).provider.destroy();
     // The crashed process no longer renews its lease: it runs out (here at once) and the next one takes over.
     ctx.server.agentLeases.expire(ws);
     agent = await suite.start(ws, { turns: [{ text: 'Back again.' }] });

@@ -1,8 +1,11 @@
 /**
- * The agent's credential: one service token for every workspace, written at each server start to
- * `<dataDir>/agent.token` (mode 0600, replaced atomically) for the agent process `npm start` runs
- * next to the server. Only this token may list the workspaces people are in (`/api/agent/workspaces`).
- * Effects: writes the token file.
+ * The credentials of the services that run as processes of their own: one service token for every
+ * workspace, written at each server start to `<dataDir>/agent.token` for the agent process
+ * `npm start` runs next to the server, and (with `PLEXUS_KERNEL=external`) to
+ * `<dataDir>/kernel.token` for kernel processes (`npm run kernel`); mode 0600, replaced
+ * atomically. Only these tokens may list the workspaces people are in and hold a workspace's lease
+ * (`/api/agent/…`, `/api/kernel/…`).
+ * Effects: writes the token files.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,11 +21,30 @@ const AGENT_TOKEN_DAYS = 30;
 /** True for the agent's token: every workspace, service role, agent subject. */
 export const isAgentClaims = (c: TokenClaims): boolean => c.ws === '*' && c.role === 'service' && c.sub === AGENT_SUB;
 
+export const KERNEL_SUB = 'service:kernel';
+export const KERNEL_TOKEN_FILE = 'kernel.token';
+/**
+ * True for a kernel process's token (every workspace). A kernel the server starts itself has a
+ * token for its one workspace instead, and its connection is never relayed to another node.
+ */
+export const isKernelProcessClaims = (c: TokenClaims): boolean => c.ws === '*' && c.role === 'service' && c.sub === KERNEL_SUB;
+/** True for the token of a kernel started by this very node (one workspace): served here, never relayed. */
+export const isNodeKernelClaims = (c: TokenClaims): boolean => c.ws !== '*' && c.role === 'service' && c.sub === KERNEL_SUB;
+
+/** Signs a fresh kernel-process token and writes it to `<dataDir>/kernel.token` (0600, atomically). Returns the path. */
+export function writeKernelToken(dataDir: string, signer: TokenSigner): string {
+  const token = signer.sign({ ws: '*', role: 'service', sub: KERNEL_SUB, name: 'Kernel', ttlSeconds: AGENT_TOKEN_DAYS * 86400 });
+  return writeTokenFile(path.join(dataDir, KERNEL_TOKEN_FILE), token);
+}
+
 /** Signs a fresh agent token (named `name`, PLEXUS_AGENT_NAME) and writes it to `<dataDir>/agent.token` (0600, atomically). Returns the path. */
 export function writeAgentToken(dataDir: string, signer: TokenSigner, name: string = AGENT_NAME): string {
   // The name is the one everyone sees in presence (the server stamps a token's name).
   const token = signer.sign({ ws: '*', role: 'service', sub: AGENT_SUB, name: name.slice(0, 100), ttlSeconds: AGENT_TOKEN_DAYS * 86400 });
-  const file = path.join(dataDir, AGENT_TOKEN_FILE);
+  return writeTokenFile(path.join(dataDir, AGENT_TOKEN_FILE), token);
+}
+
+function writeTokenFile(file: string, token: string): string {
   const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {
     fs.writeFileSync(tmp, token + '\n', { mode: 0o600, flag: 'wx' });

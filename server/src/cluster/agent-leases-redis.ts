@@ -1,6 +1,7 @@
 /**
  * One agent runner per workspace across every node: the agent lease of collab/agent-leases.ts kept
- * in Redis (`plexus:agent-lease:<ws>` = runner, with the lease's time to live), so a runner keeps
+ * in Redis (`plexus:agent-lease:<ws>` = runner, with the lease's time to live; kernel processes'
+ * leases are `plexus:kernel-lease:<ws>`), so a runner keeps
  * its lease when the workspace moves to another node, and two runners connected to different
  * nodes never both hold it. Same answers as the in-memory lease.
  * Effects: network (Redis).
@@ -8,7 +9,6 @@
 import type { Redis } from 'ioredis';
 import type { AgentLeaseStore, LeaseAnswer } from '../collab/agent-leases.ts';
 
-const KEY = (ws: string) => `plexus:agent-lease:${ws}`;
 
 /** {granted, holder, ttl ms, fresh}: granted (or renewed) unless another runner holds it. */
 const ACQUIRE = `
@@ -24,25 +24,31 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0`;
 
 export class RedisAgentLeases implements AgentLeaseStore {
+  private readonly key: (ws: string) => string;
+
   constructor(
     private readonly redis: Redis,
     private readonly now: () => number = Date.now,
-  ) {}
+    /** Whose leases: the agent's, or kernel processes'. */
+    kind: 'agent' | 'kernel' = 'agent',
+  ) {
+    this.key = (ws) => `plexus:${kind}-lease:${ws}`;
+  }
 
   async acquire(ws: string, runner: string, ttlMs: number): Promise<LeaseAnswer> {
-    const [granted, holder, ttl, fresh] = (await this.redis.eval(ACQUIRE, 1, KEY(ws), runner, String(Math.round(ttlMs)))) as [number, string, number, number];
+    const [granted, holder, ttl, fresh] = (await this.redis.eval(ACQUIRE, 1, this.key(ws), runner, String(Math.round(ttlMs)))) as [number, string, number, number];
     return { granted: granted === 1, holder, expiresAt: this.now() + Math.max(0, ttl), fresh: fresh === 1 };
   }
 
   async release(ws: string, runner: string): Promise<boolean> {
-    return (await this.redis.eval(RELEASE, 1, KEY(ws), runner)) === 1;
+    return (await this.redis.eval(RELEASE, 1, this.key(ws), runner)) === 1;
   }
 
   async expire(ws: string): Promise<void> {
-    await this.redis.del(KEY(ws));
+    await this.redis.del(this.key(ws));
   }
 
   async holder(ws: string): Promise<string | null> {
-    return this.redis.get(KEY(ws));
+    return this.redis.get(this.key(ws));
   }
 }

@@ -10,6 +10,7 @@ import type { Hocuspocus } from '@hocuspocus/server';
 import type { WebSocket } from 'ws';
 import { CloseCodes, type TokenClaims } from '@plexus/shared';
 import type { TokenSigner } from '../auth/tokens.ts';
+import { isNodeKernelClaims } from '../auth/agent-token.ts';
 import type { Logger } from '../log.ts';
 import { type AwarenessGuard, encodeAwarenessEntries, reframeAwareness } from './awareness-guard.ts';
 import { ProtocolError, rememberSocket } from './errors.ts';
@@ -39,8 +40,6 @@ export interface CollabCluster {
 /** What Hocuspocus closes a silent connection with (@hocuspocus/common ConnectionTimeout). */
 const CONNECTION_TIMEOUT = { code: 4408, reason: 'Connection Timeout' };
 
-/** The kernel's token subject: its socket is never relayed (a kernel serves its own node's copy only). */
-const KERNEL_SUB = 'service:kernel';
 type Frame = ReturnType<typeof validateHocuspocusFrame>;
 
 function toRequest(req: IncomingMessage): Request {
@@ -127,7 +126,8 @@ export function serveHocuspocus({ hocuspocus, signer, guard, log, cluster }: Hoc
     if (!routing) return deliver(frame, f);
     if (f.token !== undefined && !localOnly.has(f.documentName)) {
       try {
-        if (signer.verify(f.token).sub === KERNEL_SUB) localOnly.add(f.documentName);
+        // A kernel this node started serves this node's copy only: its socket is never relayed.
+        if (isNodeKernelClaims(signer.verify(f.token))) localOnly.add(f.documentName);
       } catch {
         // an invalid token: the serving node refuses it
       }

@@ -17,15 +17,13 @@ import { handleNotebookApi, type NotebookApiDeps } from './notebook-api.ts';
 import { handleJobsApi } from './jobs-api.ts';
 import type { CalciumJobs } from '../analysis/calcium-jobs.ts';
 import type { TiffImports } from '../analysis/tiff-jobs.ts';
-import { isAgentClaims } from '../auth/agent-token.ts';
 import { linkRevoked, REVOKED_MESSAGE } from '../auth/link-revocation.ts';
-import type { OccupiedWorkspace } from '../collab/people.ts';
 import { RecoveryError, recover, recoveryOptions } from '../collab/recovery.ts';
-import type { AgentLeaseStore } from '../collab/agent-leases.ts';
 import type { WorkspaceStorage } from '../store/storage.ts';
 import type { Library } from '../library/library-service.ts';
 import { handleLibraryApi } from './library-api.ts';
 import { handleAtlasApi } from './atlas-api.ts';
+import { handleServiceApi, type ServiceApiDeps } from './service-api.ts';
 import { handleHistoryApi, type HistoryApiDeps } from './history-api.ts';
 
 export interface ApiDeps {
@@ -44,16 +42,13 @@ export interface ApiDeps {
   shareLinkDays: number;
   volumeApi: VolumeApiDeps;
   notebook: Omit<NotebookApiDeps, 'requireWorkspace'> & { jobs: CalciumJobs | null; recordings: TiffImports | null };
-  /** One agent runner per workspace (agent-leases.ts). */
-  agentLeases: AgentLeaseStore;
+  /** The agent's and kernel processes' routes (service-api.ts). */
+  services: Omit<ServiceApiDeps, 'requireWorkspace'>;
   /** Stored workspaces (recovery reads and replaces their stored state) and where quarantined copies go. */
   store: WorkspaceStorage;
   dataDir: string;
-  /** Loaded workspaces with people connected (for the agent). */
   /** Disconnects the live connections of workspace `id` made with links older than `generation`; returns how many. */
   revokeLinks: (id: string, generation: number) => number;
-  /** Workspaces with people in them (every node's, with several nodes). */
-  occupiedWorkspaces: () => OccupiedWorkspace[] | Promise<OccupiedWorkspace[]>;
   /** The method library (library-api.ts). */
   library: Library;
   /** Forks and hand-out links (forks/forks-api.ts). */
@@ -131,29 +126,7 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
       sendJson(res, 200, { atlas: deps.atlas });
       return true;
     }
-    if (parts[0] === 'agent' && parts[1] === 'workspaces' && parts.length === 4 && parts[3] === 'lease') {
-      if (!isAgentClaims(claims)) throw new HttpError(403, 'forbidden', 'only the Plexus agent\'s service token may hold a workspace\'s agent lease');
-      const ws = parts[2]!;
-      await deps.workspaces.get(ws);
-      const body = await readJson(req);
-      const runner = typeof body.runner === 'string' && body.runner.length > 0 && body.runner.length <= 200 ? body.runner : null;
-      if (!runner) throw new HttpError(400, 'bad-runner', 'runner must be a non-empty string (at most 200 characters)');
-      if (method === 'POST') {
-        const ttl = Number(body.ttlMs);
-        if (!Number.isFinite(ttl) || ttl < 100 || ttl > 3_600_000) throw new HttpError(400, 'bad-ttl', 'ttlMs must be between 100 and 3600000');
-        sendJson(res, 200, await deps.agentLeases.acquire(ws, runner, ttl));
-        return true;
-      }
-      if (method === 'DELETE') {
-        sendJson(res, 200, { released: await deps.agentLeases.release(ws, runner) });
-        return true;
-      }
-    }
-    if (parts[0] === 'agent' && parts[1] === 'workspaces' && parts.length === 2 && method === 'GET') {
-      if (!isAgentClaims(claims)) throw new HttpError(403, 'forbidden', 'only the Plexus agent\'s service token may list the workspaces people are in');
-      sendJson(res, 200, { workspaces: await deps.occupiedWorkspaces() });
-      return true;
-    }
+    if (await handleServiceApi({ ...deps.services, requireWorkspace: (w) => deps.workspaces.get(w) }, req, res, claims, parts)) return true;
     if (parts[0] !== 'workspaces') throw new HttpError(404, 'not-found', `no API route ${method} ${url.pathname}`);
     const id = parts[1];
     if (id === undefined) {

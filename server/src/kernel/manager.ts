@@ -1,85 +1,71 @@
 /**
- * Kernel supervision, as a Hocuspocus extension: when a workspace document is loaded (someone
- * opened it) a kernel peer connects to it; when only the kernel is left and it is idle, the kernel
- * disconnects and its processes stop. Each live kernel gets its own uid slot (when the server runs
- * as root) and a directory `<kernelDir>/<workspace>/` with `scratch/` (children's cwd),
- * `results/` (large outputs) and `tables/` (uploaded tables, read-only files).
+ * Kernel supervision on the sync server, as a Hocuspocus extension: when a workspace document is
+ * loaded (someone opened it) a kernel peer connects to it; when only the kernel is left and it is
+ * idle, the kernel disconnects and its processes stop. The kernels themselves, their directories
+ * and uid slots are a KernelPool's (kernel-pool.ts), which a kernel process of its own
+ * (kernel-service.ts, `npm run kernel`) uses the same way; with `PLEXUS_KERNEL=external` this
+ * server starts none and only keeps the directories that uploads, jobs and maps write into.
  * Effects: starts and stops kernels (network, processes, files), changes file modes in the data dir.
  */
-import type { VolumeSampler } from './js-runtime.ts';
-import fs from 'node:fs';
-import { createHash } from 'node:crypto';
-import path from 'node:path';
 import type { Document, Extension, Hocuspocus, afterLoadDocumentPayload, onDisconnectPayload } from '@hocuspocus/server';
 import { peopleConnected } from '../collab/people.ts';
 import type { TokenSigner } from '../auth/tokens.ts';
-import type { Logger } from '../log.ts';
-import { WorkspaceKernel, type KernelLimits, type WorkspaceJobCaller } from './workspace-kernel.ts';
-import { sandboxCaps } from './sandbox.ts';
+import type { WorkspaceKernel } from './workspace-kernel.ts';
+import type { VolumeSampler } from './js-runtime.ts';
+import { KernelPool, type KernelPoolOptions } from './kernel-pool.ts';
 
-export interface KernelManagerOptions {
-  dataDir: string;
-  /** Several nodes share the data dir: leftovers of other nodes' uploads are not cleared at start. */
-  sharedDataDir?: boolean;
-  signer: TokenSigner;
-  log: Logger;
-  limits: KernelLimits;
-  idleMs: number;
-  /** First uid of the per-workspace range (root only). */
-  uidBase?: number;
+export { chooseKernelDir, closedAncestor } from './kernel-pool.ts';
+
+export interface KernelManagerOptions extends Omit<KernelPoolOptions, 'token' | 'sample'> {
   /** Server-side volume sampling for cells. */
   sample?: VolumeSampler;
-  /** Analysis jobs for cells. */
-  jobs?: WorkspaceJobCaller;
+  signer: TokenSigner;
+  idleMs: number;
+  /** Kernels run in processes of their own (`npm run kernel`): this server starts none. */
+  external?: boolean;
 }
-
-const UID_BASE = 200_000;
 
 export class KernelManager implements Extension {
   extensionName = 'plexus-kernel';
   priority = 10;
-  private readonly kernels = new Map<string, { kernel: WorkspaceKernel; started: Promise<void>; slot: number }>();
+  readonly pool: KernelPool;
   private readonly idleTimers = new Map<string, NodeJS.Timeout>();
-  private serverUrl: string | null = null;
   private hocuspocus: Hocuspocus | null = null;
-  private closing = false;
-  readonly kernelDir: string;
 
   constructor(private readonly opts: KernelManagerOptions) {
-    this.kernelDir = chooseKernelDir(opts.dataDir, opts.log);
-    fs.mkdirSync(this.kernelDir, { recursive: true, mode: 0o755 });
-    fs.chmodSync(this.kernelDir, 0o755);
-    if (sandboxCaps().setpriv) protectDataDir(opts.dataDir);
-    const why = sandboxCaps().uidUnavailable;
-    if (why) opts.log.warn(`kernel sandbox: ${why}`);
-    // Uploads cut short by a crash leave their temporary files here: nothing of them may remain.
-    if (!opts.sharedDataDir) for (const ws of fs.readdirSync(this.kernelDir)) fs.rmSync(path.join(this.kernelDir, ws, 'uploads-tmp'), { recursive: true, force: true });
+    // A kernel started here has a token for its one workspace (the connection is never relayed).
+    const { sample } = opts;
+    this.pool = new KernelPool({ ...opts, sample: sample && (() => sample), token: (id) => opts.signer.sign({ ws: id, role: 'service', sub: 'service:kernel', name: 'Kernel', ttlSeconds: 7 * 86400 }) });
   }
 
-  /** Called once the server listens: kernels connect to it as peers. */
+  get kernelDir(): string {
+    return this.pool.kernelDir;
+  }
+
+  /** Called once the server listens: kernels connect to it as peers (unless they run elsewhere). */
   listening(serverUrl: string, hocuspocus: Hocuspocus): void {
-    this.serverUrl = serverUrl;
     this.hocuspocus = hocuspocus;
+    if (!this.opts.external) this.pool.serverUrl = serverUrl;
   }
 
   /** Directory of a workspace's kernel files. */
   workspaceDir(id: string): string {
-    return path.join(this.kernelDir, id);
+    return this.pool.workspaceDir(id);
   }
 
   /** Directory of a workspace's uploaded tables. */
   tablesDir(id: string): string {
-    return path.join(this.workspaceDir(id), 'tables');
+    return this.pool.tablesDir(id);
   }
 
-  /** Kernels running (or starting). */
+  /** Kernels running (or starting) in this process. */
   get running(): number {
-    return this.kernels.size;
+    return this.pool.running;
   }
 
   /** The running kernel of a workspace, if any. */
   get(id: string): WorkspaceKernel | undefined {
-    return this.kernels.get(id)?.kernel;
+    return this.pool.get(id);
   }
 
   async afterLoadDocument({ documentName }: afterLoadDocumentPayload): Promise<void> {
@@ -92,38 +78,9 @@ export class KernelManager implements Extension {
 
   /** Starts the kernel of a workspace unless it runs. Resolves when it serves requests. */
   ensure(id: string): Promise<void> {
-    const have = this.kernels.get(id);
-    if (have) return have.started;
-    if (!this.serverUrl || this.closing) return Promise.resolve();
-    const used = new Set([...this.kernels.values()].map((k) => k.slot));
-    let slot = 0;
-    while (used.has(slot)) slot++;
-    const dir = this.workspaceDir(id);
-    for (const sub of ['scratch', 'results', 'tables']) fs.mkdirSync(path.join(dir, sub), { recursive: true, mode: 0o755 });
-    fs.chmodSync(dir, 0o755);
-    fs.chmodSync(path.join(dir, 'scratch'), 0o755);
-    const kernel = new WorkspaceKernel({
-      workspaceId: id,
-      serverUrl: this.serverUrl,
-      token: () => this.opts.signer.sign({ ws: id, role: 'service', sub: 'service:kernel', name: 'Kernel', ttlSeconds: 7 * 86400 }),
-      dir,
-      tablesDir: this.tablesDir(id),
-      uid: sandboxCaps().setpriv ? (this.opts.uidBase ?? UID_BASE) + slot : undefined,
-      limits: this.opts.limits,
-      log: this.opts.log,
-      sample: this.opts.sample,
-      jobs: this.opts.jobs,
-    });
-    const started = kernel.start().then(
-      () => this.opts.log.info('kernel started', { ws: id }),
-      (e) => {
-        this.opts.log.error('kernel failed to start', { ws: id, err: e });
-        this.kernels.delete(id);
-        void kernel.stop();
-      },
-    );
-    this.kernels.set(id, { kernel, started, slot });
-    this.scheduleIdleCheck(id);
+    const had = this.pool.get(id);
+    const started = this.pool.ensure(id);
+    if (!had && this.pool.get(id)) this.scheduleIdleCheck(id);
     return started;
   }
 
@@ -131,10 +88,10 @@ export class KernelManager implements Extension {
     if (this.idleTimers.has(id)) return;
     const t = setTimeout(() => {
       this.idleTimers.delete(id);
-      const k = this.kernels.get(id);
+      const k = this.pool.get(id);
       if (!k) return;
       const doc = this.hocuspocus?.documents.get(id);
-      if ((doc && othersThanServices(doc) > 0) || k.kernel.busy) return this.scheduleIdleCheck(id);
+      if ((doc && othersThanServices(doc) > 0) || k.busy) return this.scheduleIdleCheck(id);
       void this.stop(id);
     }, this.opts.idleMs);
     t.unref();
@@ -143,21 +100,17 @@ export class KernelManager implements Extension {
 
   /** Stops a workspace's kernel (no-op when none runs). */
   async stop(id: string): Promise<void> {
-    const k = this.kernels.get(id);
-    if (!k) return;
-    this.kernels.delete(id);
     const t = this.idleTimers.get(id);
     if (t) clearTimeout(t);
     this.idleTimers.delete(id);
-    await k.kernel.stop();
-    await k.started;
-    this.opts.log.info('kernel stopped', { ws: id });
+    await this.pool.stop(id);
   }
 
   /** Stops every kernel (server shutdown). */
   async closeAll(): Promise<void> {
-    this.closing = true;
-    await Promise.all([...this.kernels.keys()].map((id) => this.stop(id)));
+    for (const t of this.idleTimers.values()) clearTimeout(t);
+    this.idleTimers.clear();
+    await this.pool.closeAll();
   }
 }
 
@@ -168,54 +121,4 @@ export class KernelManager implements Extension {
  */
 function othersThanServices(doc: Document): number {
   return peopleConnected(doc) + doc.directConnectionsCount;
-}
-
-/**
- * Kernel children run as other uids and must reach `<dataDir>/kernel`: the data dir becomes
- * traversable (0711: nobody can list it), and the files that must stay private become 0600.
- */
-/** The first ancestor of `dir` that other users cannot traverse (no o+x), or null. */
-export function closedAncestor(dir: string): string | null {
-  let p = path.resolve(dir);
-  for (;;) {
-    const parent = path.dirname(p);
-    if (parent === p) return null;
-    p = parent;
-    try {
-      if ((fs.statSync(p).mode & 0o001) === 0) return p;
-    } catch {
-      return null;
-    }
-  }
-}
-
-/**
- * Where kernel files live: `<dataDir>/kernel`, unless the sandbox runs cells as other users and a
- * folder above the data directory is closed to them (say the repository sits in `/root`, mode
- * 0700) — then the cells' processes could not reach their scratch folder or the uploaded tables,
- * and every SQL cell over an upload would fail. Then a root-owned folder outside is used
- * (`/var/lib/plexus/kernel-<hash of the data directory>`), and the log says so. Opening the
- * closed folder to everyone instead would expose whatever else it holds.
- */
-export function chooseKernelDir(dataDir: string, log: Logger): string {
-  const inside = path.join(dataDir, 'kernel');
-  if (!sandboxCaps().setpriv) return inside;
-  const closed = closedAncestor(dataDir);
-  if (!closed) return inside;
-  const outside = path.join('/var/lib/plexus', `kernel-${createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 12)}`);
-  if (closedAncestor(outside)) return inside;
-  log.warn('kernel files are kept outside the data directory: sandboxed cells run as other users and cannot enter it', { closed, kernelDir: outside });
-  return outside;
-}
-
-function protectDataDir(dataDir: string): void {
-  const st = fs.statSync(dataDir);
-  if ((st.mode & 0o001) === 0) fs.chmodSync(dataDir, (st.mode & 0o770) | 0o711);
-  for (const f of fs.readdirSync(dataDir)) {
-    if (f === 'kernel') continue;
-    const p = path.join(dataDir, f);
-    const s = fs.statSync(p);
-    if (s.isFile()) fs.chmodSync(p, s.mode & 0o700);
-    else if (s.isDirectory()) fs.chmodSync(p, s.mode & 0o700);
-  }
 }

@@ -7,8 +7,7 @@
  * (docs/architecture.md, "Kernel", lists each race and its outcome).
  * Effects: network (its provider), child processes, files (large results), timers.
  */
-import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
-import WebSocket from 'ws';
+import { ServicePeer } from '@plexus/peer';
 import * as Y from 'yjs';
 import {
   KERNEL_COMMANDS, KERNEL_ORIGIN, MAX_STREAM_CHARS, TABLE_PREVIEW_ROWS, ackRequest, analyzeCell, ancestors, appendStream, buildGraph,
@@ -77,18 +76,6 @@ interface Running {
   cancelled: string | null;
 }
 
-/**
- * `ws` that never throws an unhandled 'error': closing a socket that is still connecting (a stop
- * while the provider reconnects) emits one after the provider has removed its own listeners, and
- * an 'error' event without a listener would take the whole server down.
- */
-class QuietWebSocket extends WebSocket {
-  constructor(...args: ConstructorParameters<typeof WebSocket>) {
-    super(...args);
-    this.on('error', () => {});
-  }
-}
-
 const STREAM_FLUSH_MS = 100;
 const START_WRITE_DELAY_MS = 15;
 const STATUS_FLUSH_MS = 40;
@@ -97,8 +84,8 @@ const WRITE_BATCH_MS = 8;
 
 export class WorkspaceKernel {
   readonly doc = new Y.Doc();
-  private socket: HocuspocusProviderWebsocket | null = null;
-  private provider: HocuspocusProvider | null = null;
+  /** Its connection to the document (the same kind as the agent's: @plexus/peer). */
+  private peer: ServicePeer | null = null;
   private js!: JsRuntime;
   private sql!: SqlRuntime;
   private readonly results: ResultStore;
@@ -157,20 +144,9 @@ export class WorkspaceKernel {
 
   /** Connects to the document and starts serving requests. */
   async start(): Promise<void> {
-    const wsUrl = this.opts.serverUrl.replace(/^http/, 'ws') + '/collab';
-    this.socket = new HocuspocusProviderWebsocket({ url: wsUrl, WebSocketPolyfill: QuietWebSocket, delay: 100, minDelay: 100, maxDelay: 2000 } as never);
-    let synced!: () => void;
-    const ready = new Promise<void>((r) => (synced = r));
-    this.provider = new HocuspocusProvider({
-      websocketProvider: this.socket,
-      name: this.opts.workspaceId,
-      document: this.doc,
-      token: this.opts.token,
-      onSynced: () => synced(),
-    });
-    this.provider.attach();
-    // A stop while connecting (server shutting down) must not wait for a sync that cannot come.
-    await Promise.race([ready, new Promise<void>((r) => (this.abortStart = r))]);
+    this.peer = new ServicePeer({ serverUrl: this.opts.serverUrl, workspaceId: this.opts.workspaceId, doc: this.doc, token: this.opts.token });
+    // A stop while connecting (server shutting down) closes the peer, which ends this wait.
+    await this.peer.synced;
     if (this.stopped) return;
     const prev = readKernelStatus(this.doc);
     this.count = prev.count;
@@ -192,7 +168,6 @@ export class WorkspaceKernel {
     this.scheduleTick();
   }
 
-  private abortStart: (() => void) | null = null;
   private deferred: Array<() => void> = [];
   private deferTimer: NodeJS.Timeout | null = null;
 
@@ -227,7 +202,6 @@ export class WorkspaceKernel {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.abortStart?.();
     if (this.statusTimer) clearTimeout(this.statusTimer);
     try {
       writeKernelStatus(this.doc, { ...this.status(), state: 'offline', current: null, queue: [] }, KERNEL_ORIGIN);
@@ -242,8 +216,7 @@ export class WorkspaceKernel {
       /* the document may be gone */
     }
     this.queue = [];
-    this.provider?.destroy();
-    this.socket?.destroy();
+    this.peer?.close();
     await Promise.all([this.js.dispose(), this.sql.dispose()]);
     this.doc.destroy();
   }

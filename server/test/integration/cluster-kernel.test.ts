@@ -3,12 +3,13 @@
  * runs on the node holding the workspace's lease. Killing that node while a cell runs moves the
  * lease; the new node's kernel reports the run as cancelled (never runs it twice at once) and the
  * next run works. A holder paused past its lease (SIGSTOP) is fenced off: when it resumes, its
- * kernel's late result is refused by the store and never reaches the document.
+ * kernel's late result is refused by the store and never reaches the document. A kernel process
+ * of its own (PLEXUS_KERNEL=external) connected to any node runs the workspace's cells.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { listCells, readKernelStatus, requestRun, setCellSource } from '@plexus/shared';
-import { api, hocuspocusClient, startTestCluster, waitFor, type ChildServer, type HpClient, type TestCluster } from '@plexus/testkit';
+import { api, hocuspocusClient, startKernelProcess, startTestCluster, waitFor, type ChildServer, type HpClient, type TestCluster } from '@plexus/testkit';
 import { addCell, alice, aliceOrigin, finished, shown, waitRun } from '@plexus/testkit/kernel';
 import * as Y from 'yjs';
 import { connectRedis } from '../../src/cluster/redis.ts';
@@ -118,6 +119,34 @@ describe('one kernel per workspace across nodes', () => {
     } finally {
       await store.close();
       await db.release();
+    }
+  }, 600_000);
+
+  it('a kernel process of its own, connected to another node, runs the cells of a workspace served elsewhere', async () => {
+    const external = { PLEXUS_KERNEL: 'external', PLEXUS_KERNEL_IDLE_MS: '600000' };
+    const a = await cluster.startChildNode('x-a', external);
+    const b = await cluster.startChildNode('x-b', external);
+    // On its own machine it would share the data directory (uploaded tables, large results) and reach the servers.
+    const kernel = startKernelProcess(b.url, cluster.dataDir, { PLEXUS_KERNEL_LEASE_MS: '2000', PLEXUS_KERNEL_POLL_MS: '200' });
+    try {
+      const { ws, pin, alice: al } = await servedBy(a, b, 'External kernel');
+      expect(await holderOf(ws)).toBe('x-a');
+      await kernel.logged('kernel lease taken', ws);
+      // One kernel lease per workspace in Redis, held by the kernel process.
+      expect(await redis.get(`plexus:kernel-lease:${ws}`)).toMatch(/:\d+:/);
+      const cell = addCell(al.doc, 'code', '6 * 7');
+      requestRun(al.doc, cell, alice, aliceOrigin);
+      expect(shown(await waitRun(al.doc, cell, (r) => r.state === 'done', 'the cell run by the kernel process', 120_000))).toBe('42');
+      // Its calls to the server reach the serving node (relayed by x-b), which knows the workspace's jobs.
+      const call = addCell(al.doc, 'code', 'await calcium.status("nope")');
+      requestRun(al.doc, call, alice, aliceOrigin);
+      const run = await waitRun(al.doc, call, finished, 'the cell calling the server', 120_000);
+      expect(JSON.stringify(run.outputs)).toContain('there is no job \\"nope\\" in this workspace');
+      pin.destroy();
+      al.destroy();
+    } finally {
+      await kernel.kill('SIGTERM');
+      await Promise.all([a.kill('SIGTERM'), b.kill('SIGTERM')]);
     }
   }, 600_000);
 });

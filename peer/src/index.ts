@@ -1,0 +1,2 @@
+export { ServicePeer, type ServicePeerOptions } from './service-peer.ts';
+export { QuietWebSocket } from './quiet-ws.ts';

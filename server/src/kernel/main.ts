@@ -1,0 +1,77 @@
+/**
+ * A kernel process of its own (`npm run kernel`): runs the kernels of the workspaces people are in
+ * for a server started with `PLEXUS_KERNEL=external`, on this machine or another one that shares
+ * the server's data directory (uploaded tables and large results are files there). Several such
+ * processes split the workspaces, one kernel per workspace (kernel-service.ts). Stops its kernels
+ * and hands their leases back on SIGTERM/SIGINT; killed, its cells' processes die with it
+ * (sandbox.ts `pdeathsig`) and another process takes over once the lease runs out.
+ *
+ * Environment, besides the server's own (PLEXUS_DATA_DIR, PLEXUS_CELL_TIMEOUT_MS,
+ * PLEXUS_CELL_MEMORY_MB, PLEXUS_SQL_MEMORY_MB, PLEXUS_SQL_ROWS_TO_JS, PLEXUS_KERNEL_IDLE_MS,
+ * PLEXUS_LOG_LEVEL are read as the server reads them):
+ *   PLEXUS_SERVER_URL          the server (default http://HOST:PORT, as the agent finds it)
+ *   PLEXUS_KERNEL_TOKEN_FILE   the token the server wrote (default <PLEXUS_DATA_DIR>/kernel.token)
+ *   PLEXUS_KERNEL_TOKEN        or the token itself
+ *   PLEXUS_KERNEL_LEASE_MS     a workspace's kernel lease (default 15000)
+ *   PLEXUS_KERNEL_POLL_MS      between two rounds of the workspace list and the leases (default 1000)
+ *   PLEXUS_KERNEL_UID_BASE     first uid of this process's cells (root only); give each kernel
+ *                              process on one machine its own range (default: from the pid)
+ * Effects: network, processes, files, process signals.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { KERNEL_TOKEN_FILE } from '../auth/agent-token.ts';
+import { KernelPool } from './kernel-pool.ts';
+import { KernelService, remoteKernelCalls } from './kernel-service.ts';
+
+const env = process.env;
+const config = loadConfig(env);
+const log = createLogger(config.logLevel, { svc: 'plexus-kernel', pid: process.pid });
+
+function positive(name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host;
+const serverUrl = (env.PLEXUS_SERVER_URL || `http://${host}:${config.port}`).replace(/\/$/, '');
+const tokenFile = env.PLEXUS_KERNEL_TOKEN_FILE || path.join(config.dataDir, KERNEL_TOKEN_FILE);
+/** Re-read every time: the server rewrites the file when it starts. */
+const token = (): string => env.PLEXUS_KERNEL_TOKEN || fs.readFileSync(tokenFile, 'utf8').trim();
+const calls = remoteKernelCalls(serverUrl, token);
+
+const pool = new KernelPool({
+  dataDir: config.dataDir,
+  sharedDataDir: true,
+  token: () => token(),
+  log,
+  limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
+  uidBase: positive('PLEXUS_KERNEL_UID_BASE', 210_000 + (process.pid % 4096) * 256),
+  sample: calls.sample,
+  jobs: calls.jobs,
+});
+const service = new KernelService({
+  serverUrl,
+  token,
+  pool,
+  log,
+  tickMs: positive('PLEXUS_KERNEL_POLL_MS', 1000),
+  leaseMs: Math.max(1000, positive('PLEXUS_KERNEL_LEASE_MS', 15_000)),
+  idleMs: config.kernelIdleMs,
+});
+service.start();
+log.info('kernel process started', { server: serverUrl, runner: service.runner });
+
+let stopping = false;
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    if (stopping) return;
+    stopping = true;
+    void service.stop().finally(() => process.exit(0));
+  });
+}
