@@ -14,6 +14,7 @@
  *   haproxy.ts    startHaproxy (Debian's HAProxy in front of nodes, WebSocket upgrade, health checks)
  *   cluster.ts    startTestCluster (Redis + Postgres + a shared data dir; nodes in-process or as children)
  *   markers.ts    typeMarkers, checkMarkers, newLedger (acknowledged edits for durability tests)
+ *   kernel-drive.ts ManualClock, ScriptedEngines (a kernel driven step by step on an in-memory document)
  *   kernel-process.ts startKernelProcess (a kernel process of its own, as `npm run kernel` runs it)
  *   kernel.ts     (vitest hooks: import `@plexus/testkit/kernel`) kernelSuite, startKernelServer, newWorkspace, client, kernelOf, kernelIdle, waitRun, shown, ...
  *   agent.ts      agentSuite, startAgent, ask, waitRunEnd, ... (imports the agent: import it by path, `@plexus/testkit/agent`)
@@ -30,3 +31,4 @@ export * from './redis.ts';
 export * from './haproxy.ts';
 export * from './cluster.ts';
 export * from './kernel-process.ts';
+export * from './kernel-drive.ts';

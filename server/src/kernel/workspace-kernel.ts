@@ -4,8 +4,10 @@
  * dependency graph, runs cells one at a time in topological order in the sandboxed JS and SQL
  * runtimes, and writes status and outputs back. No lock anywhere: every decision is taken on the
  * kernel's own replica between two runs, and each run writes only into its own `exec` map
- * (docs/architecture.md, "Kernel", lists each race and its outcome).
- * Effects: network (its provider), child processes, files (large results), timers.
+ * (docs/architecture.md, "Kernel", lists each race and its outcome). Its connection (a
+ * ServicePeer), engines and clock are replaceable: `begin()` on an in-memory document with scripted
+ * engines and a manual clock is how its scheduling is tested step by step.
+ * Effects: network (its connection), child processes (its engines), files (large results), timers (its clock).
  */
 import { ServicePeer } from '@plexus/peer';
 import * as Y from 'yjs';
@@ -18,8 +20,9 @@ import {
 } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { compileJsCell } from './compile.ts';
-import { JsRuntime, type RunOutcome, type VolumeSampler } from './js-runtime.ts';
-import { SqlRuntime } from './sql-runtime.ts';
+import type { RunOutcome, VolumeSampler } from './js-runtime.ts';
+import { sandboxedEngines, type JsEngine, type KernelEngines, type SqlEngine } from './engines.ts';
+import { systemClock, type KernelClock, type KernelTimer } from './kernel-clock.ts';
 import { ResultStore, admitOutputs, jsonRow } from './results.ts';
 
 export interface KernelLimits {
@@ -33,9 +36,15 @@ export interface KernelLimits {
 
 export interface WorkspaceKernelOptions {
   workspaceId: string;
-  /** Base URL of the sync server (http://host:port). */
-  serverUrl: string;
-  token: () => string;
+  /** Base URL of the sync server (http://host:port); with `token`, what start() connects to. */
+  serverUrl?: string;
+  token?: () => string;
+  /** The replica to serve (default: a fresh one, synced by start()). */
+  doc?: Y.Doc;
+  /** What cells run in (default: the sandboxed runtimes). */
+  engines?: KernelEngines;
+  /** Timers and "later" (default: Node's; tests drive a manual one). */
+  clock?: KernelClock;
   /** Per-workspace directory: scratch (cwd of children), results, tables. */
   dir: string;
   tablesDir: string;
@@ -83,11 +92,13 @@ const STATUS_FLUSH_MS = 40;
 const WRITE_BATCH_MS = 8;
 
 export class WorkspaceKernel {
-  readonly doc = new Y.Doc();
+  readonly doc: Y.Doc;
+  private readonly clock: KernelClock;
+  private readonly engines: KernelEngines;
   /** Its connection to the document (the same kind as the agent's: @plexus/peer). */
   private peer: ServicePeer | null = null;
-  private js!: JsRuntime;
-  private sql!: SqlRuntime;
+  private js!: JsEngine;
+  private sql!: SqlEngine;
   private readonly results: ResultStore;
   private generation = 0;
   private count = 0;
@@ -101,12 +112,15 @@ export class WorkspaceKernel {
   private tickScheduled = false;
   private draining = false;
   private stopped = false;
-  private statusTimer: NodeJS.Timeout | null = null;
+  private statusTimer: KernelTimer | null = null;
   private tablesKey = '';
   private readonly cellRefs = new Map<string, string[]>();
   private message: string | undefined;
 
   constructor(private readonly opts: WorkspaceKernelOptions) {
+    this.doc = opts.doc ?? new Y.Doc();
+    this.clock = opts.clock ?? systemClock;
+    this.engines = opts.engines ?? sandboxedEngines;
     this.results = new ResultStore(`${opts.dir}/results`);
     this.newRuntimes();
   }
@@ -128,10 +142,10 @@ export class WorkspaceKernel {
   private newRuntimes(): void {
     const { limits, dir, uid } = this.opts;
     const scratch = `${dir}/scratch`;
-    this.js = new JsRuntime({ cwd: scratch, uid, memoryMb: limits.memoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes, sample: this.opts.sample,
+    this.js = this.engines.js({ cwd: scratch, uid, memoryMb: limits.memoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes, sample: this.opts.sample,
       job: (op, args) => (this.opts.jobs ? this.opts.jobs(this.opts.workspaceId, op, args, this.running?.item.requestedBy ?? null) : Promise.reject(new Error('analysis jobs are not available in this kernel'))) });
     this.tablesKey = this.tablesSignature();
-    this.sql = new SqlRuntime({
+    this.sql = this.engines.sql({
       cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,
       tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
     });
@@ -142,11 +156,21 @@ export class WorkspaceKernel {
     return listTables(this.doc).map((t) => `${t.name}:${t.created}`).join(',');
   }
 
-  /** Connects to the document and starts serving requests. */
+  /** Connects to the document, waits for the first sync, and starts serving requests. */
   async start(): Promise<void> {
-    this.peer = new ServicePeer({ serverUrl: this.opts.serverUrl, workspaceId: this.opts.workspaceId, doc: this.doc, token: this.opts.token });
+    const { serverUrl, token } = this.opts;
+    if (!serverUrl || !token) throw new Error('a kernel connects only with a server URL and a token');
+    this.peer = new ServicePeer({ serverUrl, workspaceId: this.opts.workspaceId, doc: this.doc, token });
     // A stop while connecting (server shutting down) closes the peer, which ends this wait.
     await this.peer.synced;
+    this.begin();
+  }
+
+  /**
+   * Starts serving requests on the replica as it is now (start() calls it once synced; a test
+   * calls it on an in-memory document). Picks up where the last kernel of the workspace left off.
+   */
+  begin(): void {
     if (this.stopped) return;
     const prev = readKernelStatus(this.doc);
     this.count = prev.count;
@@ -169,7 +193,7 @@ export class WorkspaceKernel {
   }
 
   private deferred: Array<() => void> = [];
-  private deferTimer: NodeJS.Timeout | null = null;
+  private deferTimer: KernelTimer | null = null;
 
   /**
    * Writes now, after any deferred writes (so the document always sees the kernel's writes in the
@@ -186,11 +210,11 @@ export class WorkspaceKernel {
    */
   private defer(fn: () => void): void {
     this.deferred.push(fn);
-    this.deferTimer ??= setTimeout(() => this.flushDeferred(), WRITE_BATCH_MS);
+    this.deferTimer ??= this.clock.setTimeout(() => this.flushDeferred(), WRITE_BATCH_MS);
   }
 
   private flushDeferred(): void {
-    if (this.deferTimer) clearTimeout(this.deferTimer);
+    this.clock.clearTimeout(this.deferTimer);
     this.deferTimer = null;
     if (!this.deferred.length || this.stopped) return;
     const fns = this.deferred;
@@ -202,7 +226,7 @@ export class WorkspaceKernel {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.statusTimer) clearTimeout(this.statusTimer);
+    this.clock.clearTimeout(this.statusTimer);
     try {
       writeKernelStatus(this.doc, { ...this.status(), state: 'offline', current: null, queue: [] }, KERNEL_ORIGIN);
       this.write(() => {
@@ -211,14 +235,16 @@ export class WorkspaceKernel {
           if (c) setPending(this.doc, c, null, KERNEL_ORIGIN);
         }
       });
-      await new Promise((r) => setTimeout(r, 50));
+      // Let the last writes reach the server before the socket closes.
+      if (this.peer) await new Promise((r) => setTimeout(r, 50));
     } catch {
       /* the document may be gone */
     }
     this.queue = [];
     this.peer?.close();
     await Promise.all([this.js.dispose(), this.sql.dispose()]);
-    this.doc.destroy();
+    // A replica given to us belongs to whoever gave it.
+    if (!this.opts.doc) this.doc.destroy();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -234,7 +260,7 @@ export class WorkspaceKernel {
       handled: this.handled,
       limits: { timeoutMs: this.opts.limits.timeoutMs, memoryMb: this.opts.limits.memoryMb },
       sandbox: [...this.js.layers].sort(),
-      updatedAt: Date.now(),
+      updatedAt: this.clock.now(),
       ...(this.message ? { message: this.message } : {}),
     };
   }
@@ -243,12 +269,12 @@ export class WorkspaceKernel {
   private writeStatus(now = false): void {
     if (this.stopped) return;
     if (now) {
-      if (this.statusTimer) clearTimeout(this.statusTimer);
+      this.clock.clearTimeout(this.statusTimer);
       this.statusTimer = null;
       writeKernelStatus(this.doc, this.status(), KERNEL_ORIGIN);
       return;
     }
-    this.statusTimer ??= setTimeout(() => {
+    this.statusTimer ??= this.clock.setTimeout(() => {
       this.statusTimer = null;
       if (!this.stopped) writeKernelStatus(this.doc, this.status(), KERNEL_ORIGIN);
     }, STATUS_FLUSH_MS);
@@ -293,7 +319,7 @@ export class WorkspaceKernel {
   private scheduleTick(): void {
     if (this.tickScheduled || this.stopped) return;
     this.tickScheduled = true;
-    setImmediate(() => {
+    this.clock.soon(() => {
       this.tickScheduled = false;
       if (this.stopped) return;
       try {
@@ -353,7 +379,7 @@ export class WorkspaceKernel {
       for (const c of listCells(this.doc)) {
         if (c.kind === 'markdown' || !readExec(c)) continue;
         const used = (this.cellRefs.get(c.id) ?? []).filter((r) => gone.includes(r));
-        if (used.length) setStale(this.doc, c, { reason: why(used.join(', ')), names: used, at: Date.now() }, KERNEL_ORIGIN);
+        if (used.length) setStale(this.doc, c, { reason: why(used.join(', ')), names: used, at: this.clock.now() }, KERNEL_ORIGIN);
       }
     });
   }
@@ -441,7 +467,7 @@ export class WorkspaceKernel {
     const existing = new Map(this.queue.map((q) => [q.cellId, q]));
     const all = new Set([...existing.keys(), ...want, ...inputs]);
     const ordered = topoOrder(g, all);
-    const now = Date.now();
+    const now = this.clock.now();
     const next: QueueItem[] = [];
     const fresh: QueueItem[] = [];
     for (const id of ordered) {
@@ -500,7 +526,7 @@ export class WorkspaceKernel {
       requestedBy: item.requestedBy,
       count: counted ? ++this.count : this.count,
       generation: this.generation,
-      startedAt: Date.now(),
+      startedAt: this.clock.now(),
       sourceHash: sourceHash(src),
       source: src.length > 64 * 1024 ? src.slice(0, 64 * 1024) : src,
       defines: [],
@@ -533,7 +559,7 @@ export class WorkspaceKernel {
         // A superseded run is queued again: its dependents wait for that run, they did not fail.
         if (result === 'failed') failed.add(cell.id);
         else failed.delete(cell.id);
-        await new Promise<void>((r) => setImmediate(r)); // let document updates in between runs
+        await new Promise<void>((r) => this.clock.soon(r)); // let document updates in between runs
       }
     } finally {
       this.draining = false;
@@ -560,12 +586,12 @@ export class WorkspaceKernel {
     // travel as one update.
     let run: Y.Map<unknown> | null = null;
     const begin = () => (run ??= startExec(this.doc, cell, info, KERNEL_ORIGIN));
-    const startTimer = setTimeout(() => {
+    const startTimer = this.clock.setTimeout(() => {
       if (!running.cancelled) this.write(() => begin());
     }, START_WRITE_DELAY_MS);
     let streamed = 0;
     let buffer: Array<{ name: 'stdout' | 'stderr'; text: string }> = [];
-    let flushTimer: NodeJS.Timeout | null = null;
+    let flushTimer: KernelTimer | null = null;
     const flush = () => {
       flushTimer = null;
       if (!buffer.length || running.cancelled) return;
@@ -581,7 +607,7 @@ export class WorkspaceKernel {
       streamed += text.length;
       if (streamed >= MAX_STREAM_CHARS) text = text.slice(0, text.length - (streamed - MAX_STREAM_CHARS)) + '\n… output truncated\n';
       buffer.push({ name, text });
-      flushTimer ??= setTimeout(flush, STREAM_FLUSH_MS);
+      flushTimer ??= this.clock.setTimeout(flush, STREAM_FLUSH_MS);
     };
 
     let outcome: RunOutcome;
@@ -594,8 +620,8 @@ export class WorkspaceKernel {
       const compiled = compileJsCell(cellSource(cell), a, inputs);
       outcome = await this.js.run({ runId: item.runId, code: compiled.code, shifts: compiled.shifts, inputs, filename: `cell-${cell.id}.js`, watchdog: a.mayLoop !== false }, onStream);
     } else outcome = await this.runSql(cell, a);
-    clearTimeout(startTimer);
-    if (flushTimer) clearTimeout(flushTimer);
+    this.clock.clearTimeout(startTimer);
+    this.clock.clearTimeout(flushTimer);
     this.running = null;
 
     const stillThere = getCell(this.doc, cell.id);
@@ -695,7 +721,7 @@ export class WorkspaceKernel {
     const old = this.sql;
     void old.dispose();
     this.tablesKey = this.tablesSignature();
-    this.sql = new SqlRuntime({
+    this.sql = this.engines.sql({
       cwd: `${this.opts.dir}/scratch`, uid: this.opts.uid, memoryMb: this.opts.limits.sqlMemoryMb, timeoutMs: this.opts.limits.timeoutMs,
       maxFrameBytes: this.opts.limits.maxFrameBytes,
       tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
@@ -718,7 +744,7 @@ export class WorkspaceKernel {
       for (const c of listCells(this.doc)) {
         if (c.id === except || c.kind === 'markdown') continue;
         const ex = readExec(c);
-        if (ex && ex.state === 'done') setStale(this.doc, c, { reason: `${reason}: values are gone, run again`, at: Date.now() }, KERNEL_ORIGIN);
+        if (ex && ex.state === 'done') setStale(this.doc, c, { reason: `${reason}: values are gone, run again`, at: this.clock.now() }, KERNEL_ORIGIN);
       }
     });
     this.writeStatus(true);

@@ -1,0 +1,183 @@
+/**
+ * The kernel's scheduling, driven step by step on an in-memory document: no server, no process,
+ * no timing (testkit/kernel-drive.ts). Each test writes what people would write (cells, run
+ * requests, edits, commands), settles the kernel's clock, and checks exactly what it did — which
+ * run it started, in which order, what it cancelled, and what each cell shows — so the races of
+ * the integration suite (kernel-races.test.ts, with real runtimes) have an exact counterpart here
+ * that no machine load can change.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { KERNEL_ORIGIN, deleteCell, readCellRun, readKernelStatus, requestInterrupt, requestRun, setCellSource } from '@plexus/shared';
+import { ManualClock, ScriptedEngines, textOutput, tmpDir } from '@plexus/testkit';
+import { addCell, alice, aliceOrigin, bob, bobOrigin, shown } from '@plexus/testkit/kernel';
+import { WorkspaceKernel } from '../../src/kernel/workspace-kernel.ts';
+import { createLogger } from '../../src/log.ts';
+
+const kernels: WorkspaceKernel[] = [];
+afterEach(async () => {
+  await Promise.all(kernels.splice(0).map((k) => k.stop()));
+});
+
+function setUp() {
+  const doc = new Y.Doc();
+  const clock = new ManualClock();
+  const engines = new ScriptedEngines();
+  const dir = tmpDir();
+  const kernel = new WorkspaceKernel({
+    workspaceId: 'w_test', doc, clock, engines, dir, tablesDir: `${dir}/tables`, log: createLogger('silent'),
+    limits: { timeoutMs: 1000, memoryMb: 64, sqlMemoryMb: 64, sqlRowsToJs: 100, maxFrameBytes: 1 << 20 },
+  });
+  kernels.push(kernel);
+  kernel.begin();
+  const run = (id: string) => readCellRun(doc, id)!;
+  return { doc, clock, engines, kernel, run };
+}
+
+describe('kernel scheduling on an in-memory document', () => {
+  it('a request runs the cell, then its dependents in order, one at a time, each with its own status and attribution', async () => {
+    const { doc, clock, engines, run } = setUp();
+    const a = addCell(doc, 'code', 'const x = 1;');
+    const b = addCell(doc, 'code', 'const y = x + 1;');
+    const c = addCell(doc, 'code', 'y * 2');
+    await clock.settle();
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    expect(engines.open.map((r) => r.cellId)).toEqual([a]);
+    expect(readKernelStatus(doc)).toMatchObject({ state: 'busy', current: a, queue: [b, c] });
+    expect(run(b).state).toBe('queued');
+    engines.open[0]!.finish({ defines: ['x'] });
+    await clock.settle();
+    expect(engines.open.map((r) => r.cellId)).toEqual([b]);
+    expect(run(a).state).toBe('done');
+    engines.open[0]!.finish({ defines: ['y'] });
+    await clock.settle();
+    engines.open[0]!.finish({ outputs: [textOutput('4')] });
+    await clock.settle();
+    expect(engines.runs.map((r) => r.cellId)).toEqual([a, b, c]);
+    expect(shown(run(c))).toBe('4');
+    expect([run(a), run(b), run(c)].map((r) => [r.state, r.exec!.trigger, r.exec!.requestedBy?.id])).toEqual([
+      ['done', 'request', 'alice'], ['done', 'upstream', 'alice'], ['done', 'upstream', 'alice'],
+    ]);
+    expect(readKernelStatus(doc)).toMatchObject({ state: 'idle', queue: [] });
+  });
+
+  it('re-running the root while a dependent runs: that run is cancelled as superseded, and the chain runs again on the newest source', async () => {
+    const { doc, clock, engines, run } = setUp();
+    const a = addCell(doc, 'code', 'const x = 1;');
+    const b = addCell(doc, 'code', 'x + 1');
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    engines.open[0]!.finish({ defines: ['x'] });
+    await clock.settle();
+    const first = engines.open[0]!;
+    expect(first.cellId).toBe(b);
+    const firstRunId = (first.input as { runId: string }).runId;
+    // Bob edits the root and runs it while b runs.
+    setCellSource(doc, a, 'const x = 2;', bobOrigin);
+    requestRun(doc, a, bob, bobOrigin);
+    await clock.settle();
+    expect(engines.calls).toContain(`js.cancel ${firstRunId}`);
+    first.finish({ outputs: [textOutput('2')] }); // what the cancelled run would have shown
+    await clock.settle();
+    // Then a, then b again: one run in flight at a time.
+    expect(engines.open.map((r) => r.cellId)).toEqual([a]);
+    expect((engines.open[0]!.input as { code: string }).code).toContain('const x = 2;');
+    engines.open[0]!.finish({ defines: ['x'] });
+    await clock.settle();
+    engines.open[0]!.finish({ outputs: [textOutput('3')] });
+    await clock.settle();
+    expect(engines.runs.map((r) => r.cellId)).toEqual([a, b, a, b]);
+    expect(shown(run(b))).toBe('3');
+    expect(run(b).exec!.requestedBy?.id).toBe('bob');
+  });
+
+  it('an interrupt stops the running cell and drops the queue; the run says it was interrupted', async () => {
+    const { doc, clock, engines, run } = setUp();
+    const a = addCell(doc, 'code', 'const x = 1;');
+    const b = addCell(doc, 'code', 'x + 1');
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle({ untilMs: 100 }); // past the delay after which a long run shows as running
+    expect(run(a).state).toBe('running');
+    requestInterrupt(doc, bob, bobOrigin);
+    await clock.settle();
+    expect(engines.calls).toContain('js.interrupt');
+    engines.open[0]!.fail('interrupted');
+    await clock.settle();
+    expect(run(a).state).toBe('cancelled');
+    expect(shown(run(a))).toMatch(/Interrupted/);
+    expect(run(b).state).not.toBe('queued');
+    expect(engines.runs).toHaveLength(1);
+    expect(readKernelStatus(doc).state).toBe('idle');
+  });
+
+  it('a failed cell cancels its dependents without running them, with the reason', async () => {
+    const { doc, clock, engines, run } = setUp();
+    const a = addCell(doc, 'code', 'const x = 1;');
+    const b = addCell(doc, 'code', 'x + 1');
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    engines.open[0]!.fail('boom');
+    await clock.settle();
+    expect(run(a).state).toBe('error');
+    expect(run(b).state).toBe('cancelled');
+    expect(shown(run(b))).toMatch(/not run: cell 1, whose values this cell reads, failed/);
+    expect(engines.runs).toHaveLength(1);
+  });
+
+  it('cells in a cycle fail at once with the cycle named, and nothing runs', async () => {
+    const { doc, clock, engines, run } = setUp();
+    const a = addCell(doc, 'code', 'const x = y + 1;');
+    const b = addCell(doc, 'code', 'const y = x + 1;');
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    expect(engines.runs).toHaveLength(0);
+    expect(run(a).state).toBe('error');
+    expect(shown(run(a))).toMatch(/^CycleError: /);
+    expect(run(b).state).not.toBe('queued');
+  });
+
+  it('a cell deleted while it runs: its values are forgotten before its queued reader runs, which gets no value of it', async () => {
+    const { doc, clock, engines, run } = setUp();
+    const a = addCell(doc, 'code', 'const x = 1;');
+    const b = addCell(doc, 'code', 'x + 1');
+    let forgottenFirst: boolean | null = null;
+    engines.auto = (r) => {
+      if (r.cellId === b) forgottenFirst = engines.calls.includes('js.delete x');
+      return null;
+    };
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    deleteCell(doc, a, bobOrigin);
+    await clock.settle();
+    engines.open[0]!.finish({ defines: ['x'] });
+    await clock.settle();
+    expect(engines.calls).toContain('js.delete x');
+    const reader = engines.open[0]!;
+    expect(reader.cellId).toBe(b);
+    expect(forgottenFirst).toBe(true);
+    expect((reader.input as { inputs: string[] }).inputs).toEqual([]);
+    reader.fail('x is not defined', 'ReferenceError');
+    await clock.settle();
+    expect(run(b).state).toBe('error');
+    expect(engines.runs.filter((r) => r.cellId === a)).toHaveLength(1);
+  });
+
+  it('a chain of fast cells is written in a few transactions, not one per cell', async () => {
+    const { doc, clock, engines } = setUp();
+    const ids = [addCell(doc, 'code', 'const v0 = 0;')];
+    for (let i = 1; i < 20; i++) ids.push(addCell(doc, 'code', `const v${i} = v${i - 1} + 1;`));
+    engines.auto = (r) => ({ defines: [`v${ids.indexOf(r.cellId as (typeof ids)[number])}`] });
+    await clock.settle();
+    let writes = 0;
+    doc.on('afterTransaction', (tr: Y.Transaction) => {
+      if (tr.origin === KERNEL_ORIGIN) writes++;
+    });
+    requestRun(doc, ids[0]!, alice, aliceOrigin);
+    await clock.settle();
+    expect(engines.runs).toHaveLength(20);
+    expect(ids.every((id) => readCellRun(doc, id)!.state === 'done')).toBe(true);
+    // Queueing 20 cells, their results, and the status: far fewer than 20 separate writes of each.
+    expect(writes).toBeLessThan(20);
+  });
+});
