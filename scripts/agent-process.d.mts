@@ -7,4 +7,6 @@ export function superviseAgent(opts: {
   restartDelayMs?: number;
   maxRestarts?: number;
   log?: (line: string) => void;
+  /** What the lines call it (default "agent"; `npm start` also supervises a "kernel process"). */
+  name?: string;
 }): { stop(signal?: NodeJS.Signals): void };

@@ -23,11 +23,11 @@ export function agentEnv(env, root) {
 }
 
 /**
- * Runs `node <args>` and restarts it `restartDelayMs` after a crash, at most `maxRestarts` times.
+ * Runs `node <args>` (the agent, or with `name` another service such as a kernel process) and restarts it `restartDelayMs` after a crash, at most `maxRestarts` times.
  * A clean exit (code 0) or an exit by SIGINT/SIGTERM is logged in one line and not restarted.
  * Returns `stop(signal)`: no more restarts, the running agent gets `signal`.
  */
-export function superviseAgent({ args, cwd, env, restartDelayMs = 2000, maxRestarts = 5, log = (line) => console.log(line) }) {
+export function superviseAgent({ args, cwd, env, restartDelayMs = 2000, maxRestarts = 5, log = (line) => console.log(line), name = 'agent' }) {
   let child = null;
   let timer = null;
   let stopped = false;
@@ -36,21 +36,21 @@ export function superviseAgent({ args, cwd, env, restartDelayMs = 2000, maxResta
     timer = null;
     const proc = spawn(process.execPath, args, { cwd, env, stdio: 'inherit' });
     child = proc;
-    proc.on('error', (e) => log(`The agent could not be started (${e.message}); the server keeps running.`));
+    proc.on('error', (e) => log(`The ${name} could not be started (${e.message}); the server keeps running.`));
     proc.on('exit', (code, signal) => {
       if (child === proc) child = null;
       if (stopped) return;
       if (code === 0 || signal === 'SIGINT' || signal === 'SIGTERM') {
-        log(`The agent stopped (${signal ?? 'exit code 0'}); the server keeps running.`);
+        log(`The ${name} stopped (${signal ?? 'exit code 0'}); the server keeps running.`);
         return;
       }
       const why = signal ? `killed by ${signal}` : `exit code ${code}`;
       if (restarts >= maxRestarts) {
-        log(`The agent crashed (${why}) and was restarted ${maxRestarts} times already; giving up. The server keeps running.`);
+        log(`The ${name} crashed (${why}) and was restarted ${maxRestarts} times already; giving up. The server keeps running.`);
         return;
       }
       restarts++;
-      log(`The agent crashed (${why}); restarting it in ${restartDelayMs / 1000} s (restart ${restarts} of ${maxRestarts}).`);
+      log(`The ${name} crashed (${why}); restarting it in ${restartDelayMs / 1000} s (restart ${restarts} of ${maxRestarts}).`);
       timer = setTimeout(start, restartDelayMs);
     });
   };

@@ -4,7 +4,8 @@
 // agent as its own process when agent/src/main.ts exists and PLEXUS_AGENT is not 0 (it waits for
 // the server and its token file itself; a crashed agent is restarted, the server never depends on
 // it). The server prints a ready-to-open owner link. Signals are forwarded to both so Ctrl+C
-// flushes cleanly; when the server exits, the agent is stopped and this script exits too.
+// flushes cleanly; when the server exits, the agent is stopped and this script exits too. With
+// PLEXUS_KERNEL=external a kernel process of its own (`npm run kernel`) is supervised the same way.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -41,12 +42,18 @@ const agent =
   process.env.PLEXUS_AGENT !== '0' && fs.existsSync(agentMain)
     ? superviseAgent({ args: ['--import', 'tsx', agentMain], cwd: root, env: { ...process.env, ...agentEnv(process.env, root) } })
     : null;
+const kernel =
+  process.env.PLEXUS_KERNEL === 'external'
+    ? superviseAgent({ name: 'kernel process', args: ['--import', 'tsx', path.join(root, 'server/src/kernel/main.ts')], cwd: root, env: { ...process.env, PLEXUS_SERVER_URL: agentEnv(process.env, root).PLEXUS_SERVER_URL } })
+    : null;
 for (const sig of ['SIGINT', 'SIGTERM'])
   process.on(sig, () => {
     agent?.stop(sig);
+    kernel?.stop(sig);
     server.kill(sig);
   });
 server.on('exit', (code, signal) => {
   agent?.stop('SIGTERM');
+  kernel?.stop('SIGTERM');
   process.exit(code ?? (signal ? 0 : 1));
 });

@@ -42,7 +42,15 @@ const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[
 const serverUrl = (env.PLEXUS_SERVER_URL || `http://${host}:${config.port}`).replace(/\/$/, '');
 const tokenFile = env.PLEXUS_KERNEL_TOKEN_FILE || path.join(config.dataDir, KERNEL_TOKEN_FILE);
 /** Re-read every time: the server rewrites the file when it starts. */
-const token = (): string => env.PLEXUS_KERNEL_TOKEN || fs.readFileSync(tokenFile, 'utf8').trim();
+const token = (): string => {
+  if (env.PLEXUS_KERNEL_TOKEN) return env.PLEXUS_KERNEL_TOKEN;
+  try {
+    return fs.readFileSync(tokenFile, 'utf8').trim();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    throw new Error(`no kernel token yet: the server writes ${tokenFile} when it starts with PLEXUS_KERNEL=external (or set PLEXUS_KERNEL_TOKEN)`);
+  }
+};
 const calls = remoteKernelCalls(serverUrl, token);
 
 const pool = new KernelPool({

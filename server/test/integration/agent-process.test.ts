@@ -47,6 +47,14 @@ describe('agent supervision', () => {
     expect(lines[0]).toMatch(/crashed \(exit code 3\); restarting it in 0\.02 s \(restart 1 of 5\)/);
   });
 
+  it('names what it supervises (npm start supervises a kernel process the same way)', async () => {
+    const kernel = fakeAgent('process.exit(0);');
+    const lines: string[] = [];
+    superviseAgent({ name: 'kernel process', args: [kernel.script], cwd: dirs.make(), env: process.env, log: (l) => lines.push(l) });
+    await waitFor(() => lines.length > 0 || null, { message: 'the supervisor reported the exit' });
+    expect(lines).toEqual(['The kernel process stopped (exit code 0); the server keeps running.']);
+  });
+
   it('does not restart an agent that exits cleanly', async () => {
     const agent = fakeAgent('process.exit(0);');
     const lines: string[] = [];
