@@ -43,7 +43,8 @@ import type { CalciumJobs } from './analysis/calcium-jobs.ts';
 import type { CalciumJobSpec } from './analysis/calcium-job-main.ts';
 import { KernelManager } from './kernel/manager.ts';
 import type { VolumeSampler } from './kernel/js-runtime.ts';
-import { writeAgentToken, writeKernelToken } from './auth/agent-token.ts';
+import { ProtocolError } from './collab/errors.ts';
+import { KERNEL_TOKEN_FILE, kernelLeaseToken, writeAgentToken, writeKernelToken } from './auth/agent-token.ts';
 import { occupiedWorkspaces } from './collab/people.ts';
 import { AgentLeases, type AgentLeaseStore } from './collab/agent-leases.ts';
 import { RedisAgentLeases } from './cluster/agent-leases-redis.ts';
@@ -265,6 +266,16 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const agentLeases: AgentLeaseStore = cluster ? new RedisAgentLeases(cluster.redis) : new AgentLeases();
   const kernelLeases: AgentLeaseStore = cluster ? new RedisAgentLeases(cluster.redis, Date.now, 'kernel') : new AgentLeases();
   const kernelTokenFile = kernels && config.externalKernels ? writeKernelToken(config.dataDir, signer) : null;
+  // Kernels inside the server: a kernel token left from a run with external kernels must not work.
+  if (!kernelTokenFile) fs.rmSync(path.join(config.dataDir, KERNEL_TOKEN_FILE), { force: true });
+  if (kernelTokenFile) {
+    // The kernel fence: a kernel process's writes count only while it holds the workspace's kernel
+    // lease (a process paused past its lease and resumed, or cut off, is refused).
+    persistence.writeFence = async (ws, claims) => {
+      if (claims.runner === undefined) return;
+      if ((await kernelLeases.holder(ws)) !== claims.runner) throw new ProtocolError(CloseCodes.KernelLeaseLost, 'this kernel process no longer holds the workspace\'s kernel lease');
+    };
+  }
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
   workspaces.onDelete = async (id) => {
     bridge.closeAll(id, CloseCodes.NotFound);
@@ -331,7 +342,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
           agentLeases,
           kernelLeases,
           occupiedWorkspaces: () => (cluster ? cluster.occupancy.all() : localOccupied()),
-          kernelCalls: kernels ? kernelCalls : null,
+          kernelProcesses: kernels && kernelTokenFile ? { calls: kernelCalls, leaseToken: (ws, runner) => kernelLeaseToken(signer, ws, runner), kernelDir: kernels.kernelDir } : null,
         },
         notebook: {
           hocuspocus, kernels, jobs, recordings,

@@ -29,6 +29,11 @@ export interface TokenClaims {
   handout?: true;
   /** Share links: the workspace's link generation when the link was made (a reset revokes older ones; absent = 0). */
   gen?: number;
+  /**
+   * A kernel process's token for one workspace, given with its kernel lease: the process holding
+   * it. Its writes are refused once that process no longer holds the lease (fencing).
+   */
+  runner?: string;
   /** Issued at / expires at, seconds since the epoch. */
   iat: number;
   exp: number;
@@ -68,6 +73,8 @@ export const CloseCodes = {
    * was paused past it). 1012 like a drain: the client reconnects and is routed to that node.
    */
   WorkspaceMoved: { code: 1012, reason: 'workspace-moved' },
+  /** A kernel process wrote after losing the workspace's kernel lease to another one: refused. */
+  KernelLeaseLost: { code: 4409, reason: 'kernel-lease-lost' },
 } as const satisfies Record<string, { code: number; reason: string }>;
 export type CloseCode = (typeof CloseCodes)[keyof typeof CloseCodes];
 

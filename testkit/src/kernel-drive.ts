@@ -142,7 +142,12 @@ export class ScriptedEngines implements KernelEngines {
         this.started(run);
         return result;
       },
-      cancel: (runId: string) => void this.calls.push(`js.cancel ${runId}`),
+      // As the real runtime: a cancelled run ends at once, reported cancelled.
+      cancel: (runId: string) => {
+        this.calls.push(`js.cancel ${runId}`);
+        const run = this.runs.find((r) => !r.done && r.engine === 'js' && (r.input as RunInput).runId === runId);
+        run?.finish({ ok: false, cancelled: true, defines: [] });
+      },
       interrupt: () => void this.calls.push('js.interrupt'),
       get: async (names: string[]) => ({ values: Object.fromEntries(names.filter((n) => values.has(n)).map((n) => [n, values.get(n)])), missing: names.filter((n) => !values.has(n)) }),
       set: (name: string, value: unknown) => void values.set(name, value),

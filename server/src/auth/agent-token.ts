@@ -29,7 +29,15 @@ export const KERNEL_TOKEN_FILE = 'kernel.token';
  */
 export const isKernelProcessClaims = (c: TokenClaims): boolean => c.ws === '*' && c.role === 'service' && c.sub === KERNEL_SUB;
 /** True for the token of a kernel started by this very node (one workspace): served here, never relayed. */
-export const isNodeKernelClaims = (c: TokenClaims): boolean => c.ws !== '*' && c.role === 'service' && c.sub === KERNEL_SUB;
+export const isNodeKernelClaims = (c: TokenClaims): boolean => c.ws !== '*' && c.role === 'service' && c.sub === KERNEL_SUB && c.runner === undefined;
+
+/**
+ * The token a kernel process connects to workspace `ws` with, given with its kernel lease: it names
+ * the runner, so the server refuses its writes once another runner holds the lease.
+ */
+export function kernelLeaseToken(signer: TokenSigner, ws: string, runner: string): string {
+  return signer.sign({ ws, role: 'service', sub: KERNEL_SUB, name: 'Kernel', runner, ttlSeconds: AGENT_TOKEN_DAYS * 86400 });
+}
 
 /** Signs a fresh kernel-process token and writes it to `<dataDir>/kernel.token` (0600, atomically). Returns the path. */
 export function writeKernelToken(dataDir: string, signer: TokenSigner): string {

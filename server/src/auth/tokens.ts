@@ -25,12 +25,13 @@ export class TokenSigner {
   }
 
   /** Issues a token for `ws` with `role`, valid for `ttlSeconds`. */
-  sign(input: { ws: string; role: Role; sub: string; name?: string; handout?: boolean; gen?: number; ttlSeconds: number; now?: number }): string {
+  sign(input: { ws: string; role: Role; sub: string; name?: string; handout?: boolean; gen?: number; runner?: string; ttlSeconds: number; now?: number }): string {
     const iat = Math.floor((input.now ?? Date.now()) / 1000);
     const claims: TokenClaims = { v: 1, ws: input.ws, role: input.role, sub: input.sub, iat, exp: iat + Math.floor(input.ttlSeconds) };
     if (input.name) claims.name = input.name;
     if (input.handout) claims.handout = true;
     if (input.gen) claims.gen = input.gen;
+    if (input.runner) claims.runner = input.runner;
     const payload = b64(JSON.stringify(claims));
     return `${payload}.${b64(this.mac(payload))}`;
   }
@@ -50,7 +51,7 @@ export class TokenSigner {
     } catch {
       throw new TokenError('malformed', 'token payload is not JSON');
     }
-    if (!claims || claims.v !== 1 || typeof claims.ws !== 'string' || !isRole(claims.role) || typeof claims.sub !== 'string' || typeof claims.exp !== 'number')
+    if (!claims || claims.v !== 1 || typeof claims.ws !== 'string' || !isRole(claims.role) || typeof claims.sub !== 'string' || typeof claims.exp !== 'number' || (claims.runner !== undefined && typeof claims.runner !== 'string'))
       throw new TokenError('bad-claims', 'token claims are incomplete');
     if (claims.exp * 1000 <= now) throw new TokenError('expired', `token expired at ${new Date(claims.exp * 1000).toISOString()}`);
     return claims;

@@ -1,5 +1,5 @@
 /**
- * HTTP requests about one workspace (`/api/workspaces/<id>/…`, the agent's and kernels' leases of it, a kernel process's calls for it) are served
+ * HTTP requests about one workspace (`/api/workspaces/<id>/…`, the agent's lease of it, a kernel process's calls for it) are served
  * by the node that serves the workspace — its loaded document, kernel and tables live there — so
  * another node forwards them (streaming both bodies) and every route works on every node.
  * A request that reaches a node already relayed is never relayed again.
@@ -20,7 +20,9 @@ export function workspaceOfPath(pathname: string): string | null {
   const parts = pathname.split('/').filter(Boolean);
   if (parts[0] !== 'api') return null;
   if (parts[1] === 'workspaces' && parts.length >= 3) return decodeURIComponent(parts[2]!);
-  if ((parts[1] === 'agent' || parts[1] === 'kernel') && parts[2] === 'workspaces' && parts.length >= 4) return decodeURIComponent(parts[3]!);
+  if (parts[1] === 'agent' && parts[2] === 'workspaces' && parts.length >= 4) return decodeURIComponent(parts[3]!);
+  // A kernel process's calls need the workspace's node (its jobs, its document); its leases are in Redis.
+  if (parts[1] === 'kernel' && parts[2] === 'workspaces' && parts[4] === 'calls') return decodeURIComponent(parts[3]!);
   // (decodeURIComponent throws on a malformed escape: the caller treats that as no workspace)
   return null;
 }

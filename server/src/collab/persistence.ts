@@ -21,7 +21,7 @@
  */
 import type { Extension, Document, beforeSyncPayload, onLoadDocumentPayload, afterLoadDocumentPayload, beforeUnloadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
 import * as Y from 'yjs';
-import { CloseCodes, migrate, observeTitle, serverOrigin, writerOfToken, type Writer } from '@plexus/shared';
+import { CloseCodes, migrate, observeTitle, serverOrigin, writerOfToken, type TokenClaims, type Writer } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { FencedError, WorkspaceNotFoundError, type Awaitable, type StoredParts, type WorkspaceStorage } from '../store/storage.ts';
 import { ProtocolError, closeIfTransient } from './errors.ts';
@@ -74,6 +74,11 @@ export class DurablePersistence implements Extension {
   private readonly shadows = new ShadowValidator();
   /** Called once when storage refuses a workspace's write because another node holds its fence (cluster/ownership.ts drops it). */
   onFenced: (ws: string) => void = () => {};
+  /**
+   * Checked before a connection's update is logged: throws (a ProtocolError, which closes the
+   * connection) to refuse it. The kernel fence (app.ts) refuses a kernel process that lost its lease.
+   */
+  writeFence: ((ws: string, claims: TokenClaims) => Promise<void>) | null = null;
 
   constructor(
     private readonly store: WorkspaceStorage,
@@ -173,9 +178,17 @@ export class DurablePersistence implements Extension {
       if (Y.snapshotContainsUpdate(Y.snapshot(document), payload)) return; // nothing new: harmless
       throw new ProtocolError(CloseCodes.ReadOnly, 'viewer connections cannot change the document');
     }
-    const claims = (connection.context as { claims?: { role: string; sub: string } } | undefined)?.claims;
+    const claims = (connection.context as { claims?: TokenClaims } | undefined)?.claims;
     const writer = claims ? writerOfToken(claims) : null;
     if (!writer) throw new ProtocolError(CloseCodes.ReadOnly, 'this connection cannot change the document');
+    try {
+      if (this.writeFence) await this.writeFence(documentName, claims!);
+    } catch (e) {
+      const ws = connection.webSocket;
+      const { code, reason } = e as ProtocolError;
+      setImmediate(() => ws.close(code, reason));
+      throw e;
+    }
     try {
       const appended = this.appendIncoming(documentName, payload, writer);
       if (appended) await appended;

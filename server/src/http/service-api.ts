@@ -4,11 +4,14 @@
  * - `GET /api/agent/workspaces`, `GET /api/kernel/workspaces`: the workspaces people are in
  *   (every node's), which is where an agent or a kernel is needed;
  * - `POST|DELETE /api/{agent,kernel}/workspaces/:id/lease`: one runner of each kind per workspace
- *   (collab/agent-leases.ts; Redis with several nodes);
+ *   (collab/agent-leases.ts; Redis with several nodes); a kernel process is given, with its lease,
+ *   the token it connects to that workspace with, which names it: the server refuses its writes
+ *   once another process holds the lease (app.ts, the kernel fence);
  * - `POST /api/kernel/workspaces/:id/calls`: what a cell asks of the server while it runs — a
  *   sample of a served volume, an analysis job's start or status — served by the same functions a
  *   kernel inside the server calls directly, for the workspace's node (with several nodes the
  *   request is relayed there, cluster/http-relay.ts).
+ * The kernel routes exist only when the server runs with PLEXUS_KERNEL=external.
  * Effects: leases; calls start analysis jobs and read volumes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -29,8 +32,12 @@ export interface ServiceApiDeps {
   occupiedWorkspaces: () => OccupiedWorkspace[] | Promise<OccupiedWorkspace[]>;
   /** Throws 404 for a workspace that does not exist. */
   requireWorkspace: (id: string) => Promise<unknown>;
-  /** What cells may call (null: this server runs no kernels of any kind). */
-  kernelCalls: { sample?: VolumeSampler; jobs?: WorkspaceJobCaller } | null;
+  /**
+   * Kernel processes of their own (PLEXUS_KERNEL=external): what cells may call, and the token a
+   * lease holder connects with. Null when kernels run inside the server (or not at all): the
+   * kernel routes answer 404 then.
+   */
+  kernelProcesses: { calls: { sample?: VolumeSampler; jobs?: WorkspaceJobCaller }; leaseToken: (ws: string, runner: string) => string; kernelDir: string } | null;
 }
 
 const SERVICES = {
@@ -44,9 +51,12 @@ export async function handleServiceApi(deps: ServiceApiDeps, req: IncomingMessag
   if ((kind !== 'agent' && kind !== 'kernel') || parts[1] !== 'workspaces') return false;
   const method = req.method ?? 'GET';
   const service = SERVICES[kind];
+  const kernels = deps.kernelProcesses;
+  if (kind === 'kernel' && !kernels) throw new HttpError(404, 'not-found', 'kernels run inside this server (start it with PLEXUS_KERNEL=external for kernel processes of their own)');
   if (!service.allowed(claims)) throw new HttpError(403, 'forbidden', `only ${service.who} may use /api/${kind}`);
   if (parts.length === 2 && method === 'GET') {
-    sendJson(res, 200, { workspaces: await deps.occupiedWorkspaces() });
+    // Kernel processes check that they keep their files where the server does.
+    sendJson(res, 200, { workspaces: await deps.occupiedWorkspaces(), ...(kind === 'kernel' ? { kernelDir: kernels!.kernelDir } : {}) });
     return true;
   }
   const ws = parts[2];
@@ -60,7 +70,9 @@ export async function handleServiceApi(deps: ServiceApiDeps, req: IncomingMessag
     if (method === 'POST') {
       const ttl = Number(body.ttlMs);
       if (!Number.isFinite(ttl) || ttl < 100 || ttl > 3_600_000) throw new HttpError(400, 'bad-ttl', 'ttlMs must be between 100 and 3600000');
-      sendJson(res, 200, await leases.acquire(ws, runner, ttl));
+      const answer = await leases.acquire(ws, runner, ttl);
+      // The holder's token for this workspace names it: its writes are refused once it lost the lease.
+      sendJson(res, 200, kind === 'kernel' && answer.granted ? { ...answer, token: kernels!.leaseToken(ws, runner) } : answer);
       return true;
     }
     if (method === 'DELETE') {
@@ -72,7 +84,7 @@ export async function handleServiceApi(deps: ServiceApiDeps, req: IncomingMessag
   if (parts[3] === 'calls' && kind === 'kernel' && method === 'POST') {
     await deps.requireWorkspace(ws);
     const body = await readJson(req);
-    sendJson(res, 200, { value: await kernelCall(deps.kernelCalls, ws, body) });
+    sendJson(res, 200, { value: await kernelCall(kernels!.calls, ws, body) });
     return true;
   }
   return false;
@@ -85,17 +97,17 @@ const str = (v: unknown, what: string): string => {
 const record = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 /** One call of a cell: `{ kind: 'sample', op, dataset, layer, params }` or `{ kind: 'job', op, args, by }`. */
-async function kernelCall(calls: ServiceApiDeps['kernelCalls'], ws: string, body: Record<string, unknown>): Promise<unknown> {
+async function kernelCall(calls: { sample?: VolumeSampler; jobs?: WorkspaceJobCaller }, ws: string, body: Record<string, unknown>): Promise<unknown> {
   const fail = (e: unknown) => {
     throw new HttpError(422, 'call-failed', (e as Error).message ?? String(e));
   };
   if (body.kind === 'sample') {
-    if (!calls?.sample) throw new HttpError(501, 'not-available', 'volume sampling is not available on this server');
+    if (!calls.sample) throw new HttpError(501, 'not-available', 'volume sampling is not available on this server');
     const params = Object.fromEntries(Object.entries(record(body.params)).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
     return calls.sample(str(body.op, 'op'), str(body.dataset, 'dataset'), str(body.layer, 'layer'), params).catch(fail);
   }
   if (body.kind === 'job') {
-    if (!calls?.jobs) throw new HttpError(501, 'not-available', 'analysis jobs are not available on this server');
+    if (!calls.jobs) throw new HttpError(501, 'not-available', 'analysis jobs are not available on this server');
     const by = record(body.by);
     const requester: Requester | null = typeof by.id === 'string' ? { id: by.id.slice(0, 200), ...(typeof by.name === 'string' ? { name: by.name.slice(0, 200) } : {}) } : null;
     return calls.jobs(ws, str(body.op, 'op'), record(body.args), requester).catch(fail);

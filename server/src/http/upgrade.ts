@@ -91,6 +91,11 @@ export function upgradeHandler(deps: UpgradeDeps): (req: IncomingMessage, socket
         function serveHere() {
         authorize(signer, store, url.searchParams.get('token'), id, url.searchParams.get('epoch')).then(
           (claims) => {
+            // A kernel process's lease token is fenced on the Hocuspocus endpoint only.
+            if (claims.runner !== undefined) {
+              ws.close(CloseCodes.Forbidden.code, CloseCodes.Forbidden.reason);
+              return;
+            }
             ws.off('message', hold);
             log.info('connection authorized', { ws: id, role: claims.role, sub: claims.sub, protocol: 'y-websocket' });
             bridge.serve(ws, id, claims, early).catch((e) => {

@@ -25,6 +25,8 @@ export interface KernelPoolOptions {
   limits: KernelLimits;
   /** First uid of the per-workspace range (root only). */
   uidBase?: number;
+  /** Most kernels at once (each has its own uid slot); default: no limit. */
+  capacity?: number;
   /** Server-side volume sampling for the cells of a workspace. */
   sample?: (ws: string) => VolumeSampler;
   /** Analysis jobs for cells. */
@@ -66,6 +68,11 @@ export class KernelPool {
     return this.kernels.size;
   }
 
+  /** Most kernels at once. */
+  get capacity(): number {
+    return this.opts.capacity ?? Infinity;
+  }
+
   /** Workspaces whose kernel runs (or starts) here. */
   get workspaces(): string[] {
     return [...this.kernels.keys()];
@@ -80,7 +87,7 @@ export class KernelPool {
   ensure(id: string): Promise<void> {
     const have = this.kernels.get(id);
     if (have) return have.started;
-    if (!this.serverUrl || this.closing) return Promise.resolve();
+    if (!this.serverUrl || this.closing || this.kernels.size >= this.capacity) return Promise.resolve();
     const used = new Set([...this.kernels.values()].map((k) => k.slot));
     let slot = 0;
     while (used.has(slot)) slot++;

@@ -35,8 +35,12 @@ export interface KernelServiceOptions {
 }
 
 interface Held {
+  /** The token this process connects to the workspace with (given with the lease; it names this runner). */
+  token: string;
   expiresAt: number;
   emptySince: number | null;
+  /** Stops the kernel when the lease runs out without a renewal. */
+  deadline: NodeJS.Timeout | null;
 }
 
 /** One HTTP request to the server with the kernel's token; the server's error message on failure. */
@@ -78,10 +82,19 @@ export class KernelService {
   private stopped = false;
   private warned = '';
   private ticking: Promise<void> | null = null;
+  /** Workspaces seen with people at the last successful read of the list. */
+  private open = new Set<string>();
+  /** The server's kernel directory differs from ours: files would not be found; run nothing. */
+  private misplaced: string | null = null;
 
   constructor(private readonly opts: KernelServiceOptions) {
     this.runner = opts.runner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
     opts.pool.serverUrl = opts.serverUrl;
+  }
+
+  /** The token a kernel connects to workspace `ws` with: the one given with its lease ('' without one: refused). */
+  leaseToken(ws: string): string {
+    return this.held.get(ws)?.token ?? '';
   }
 
   /** Workspaces whose lease this process holds (their kernels run here). */
@@ -107,25 +120,39 @@ export class KernelService {
     return `/api/kernel/workspaces/${encodeURIComponent(ws)}/lease`;
   }
 
-  /** One round: read who is where, renew or ask for leases, start and stop kernels. */
+  /**
+   * One round: read where people are, renew every held lease (even when the list cannot be read),
+   * ask for the open workspaces' leases, start and stop kernels. Never throws; the next round is
+   * always scheduled.
+   */
   private async tick(): Promise<void> {
     if (this.stopped) return;
     try {
-      const { workspaces } = await this.request<{ workspaces: Array<{ id: string; people: number }> }>('GET', '/api/kernel/workspaces');
-      this.warned = '';
-      const open = new Set(workspaces.filter((w) => w.people > 0).map((w) => w.id));
-      await Promise.all([...new Set([...open, ...this.held.keys()])].map((ws) => this.round(ws, open.has(ws))));
+      try {
+        const list = await this.request<{ workspaces: Array<{ id: string; people: number }>; kernelDir?: string }>('GET', '/api/kernel/workspaces');
+        this.warned = '';
+        this.open = new Set(list.workspaces.filter((w) => w.people > 0).map((w) => w.id));
+        this.checkKernelDir(list.kernelDir);
+      } catch (e) {
+        const err = e as Error & { cause?: { code?: string } };
+        this.warnOnce(`waiting for the Plexus server at ${this.opts.serverUrl}: ${err.cause?.code ?? err.message}`);
+      }
+      const all = [...new Set([...this.open, ...this.held.keys()])];
+      await Promise.allSettled(all.map((ws) => this.round(ws, this.open.has(ws))));
     } catch (e) {
-      const err = e as Error & { cause?: { code?: string } };
-      this.warnOnce(`waiting for the Plexus server at ${this.opts.serverUrl}: ${err.cause?.code ?? err.message}`);
-      // The server unreachable: a kernel whose lease ran out meanwhile may already have a successor.
-      const now = Date.now();
-      for (const [ws, h] of this.held) if (now > h.expiresAt) await this.lose(ws, 'its lease ran out while the server was unreachable');
-    }
-    if (!this.stopped) {
+      this.opts.log.error('kernel lease round failed', { err: e });
+    } finally {
       // Not unref'd: a standby process has nothing else keeping it alive.
-      this.timer = setTimeout(() => (this.ticking = this.tick()), this.opts.tickMs);
+      if (!this.stopped) this.timer = setTimeout(() => (this.ticking = this.tick()), this.opts.tickMs);
     }
+  }
+
+  /** Uploaded tables and large results are files: this process must use the server's kernel directory. */
+  private checkKernelDir(serverDir: string | undefined): void {
+    const mine = this.opts.pool.kernelDir;
+    const wrong = serverDir && serverDir !== mine ? `the server keeps kernel files in ${serverDir} but this process would use ${mine}: run it with the same PLEXUS_DATA_DIR, shared at the same path, and the same sandbox (root or not)` : null;
+    if (wrong && wrong !== this.misplaced) this.opts.log.error('kernel directory mismatch: no kernel runs here', { serverDir, kernelDir: mine });
+    this.misplaced = wrong;
   }
 
   private async round(ws: string, open: boolean): Promise<void> {
@@ -135,41 +162,76 @@ export class KernelService {
       h.emptySince ??= now;
       if (now - h.emptySince >= this.opts.idleMs && !this.opts.pool.get(ws)?.busy) return this.leave(ws);
     } else if (h) h.emptySince = null;
-    if (!h && !open) return;
-    let answer: { granted: boolean; holder: string; expiresAt: number };
+    // Standing by is all this process may do while its files would be elsewhere, or while it is full.
+    if (!h && (!open || this.misplaced || this.held.size >= this.opts.pool.capacity)) return;
+    const sentAt = Date.now();
+    let answer: { granted: boolean; holder: string; fresh: boolean; token?: string };
     try {
       answer = await this.request('POST', this.leasePath(ws), { runner: this.runner, ttlMs: this.opts.leaseMs });
     } catch (e) {
-      if (h && Date.now() > h.expiresAt) await this.lose(ws, 'it could not renew its lease');
-      else this.opts.log.warn('kernel lease request failed', { ws, err: (e as Error).message });
+      if (!h) this.opts.log.warn('kernel lease request failed', { ws, err: (e as Error).message });
+      // A held lease runs out by its own deadline (armed below), renewed or not.
       return;
     }
-    if (this.stopped) return;
+    if (this.stopped) {
+      if (answer.granted && !h) await this.request('DELETE', this.leasePath(ws), { runner: this.runner }).catch(() => {});
+      return;
+    }
+    const current = this.held.get(ws);
     if (!answer.granted) {
-      if (h) await this.lose(ws, `another kernel process (${answer.holder}) runs this workspace now`);
+      if (current) await this.lose(ws, `another kernel process (${answer.holder}) runs this workspace now`);
       return;
     }
-    // The server's clock says when it ends; renewals come every tick, well before.
-    const expiresAt = Date.now() + this.opts.leaseMs;
-    if (h) {
-      h.expiresAt = expiresAt;
+    if (current && answer.fresh) {
+      // Ours a moment ago, then someone else's in between: another kernel ran meanwhile; start afresh.
+      await this.lose(ws, 'the lease was another process\'s in between');
       return;
     }
-    this.held.set(ws, { expiresAt, emptySince: null });
+    // The lease may have started when the request was sent: count from then.
+    const expiresAt = sentAt + this.opts.leaseMs;
+    if (current) {
+      this.arm(ws, current, expiresAt);
+      // A kernel that failed to start is started again while the lease is ours.
+      if (!this.opts.pool.get(ws)) void this.opts.pool.ensure(ws);
+      return;
+    }
+    if (!answer.token) {
+      this.opts.log.error('the server gave a kernel lease without its token: is it an older version?', { ws });
+      return;
+    }
+    const entry: Held = { token: answer.token, expiresAt, emptySince: null, deadline: null };
+    this.held.set(ws, entry);
+    this.arm(ws, entry, expiresAt);
     this.opts.log.info('kernel lease taken', { ws, runner: this.runner });
     void this.opts.pool.ensure(ws);
   }
 
+  /** The kernel stops when its lease runs out unless a renewal moved the deadline first. */
+  private arm(ws: string, h: Held, expiresAt: number): void {
+    h.expiresAt = expiresAt;
+    if (h.deadline) clearTimeout(h.deadline);
+    h.deadline = setTimeout(() => {
+      if (this.held.get(ws) === h) void this.lose(ws, 'its lease ran out before it could be renewed');
+    }, Math.max(0, expiresAt - Date.now()));
+  }
+
+  private forget(ws: string): void {
+    const h = this.held.get(ws);
+    if (h?.deadline) clearTimeout(h.deadline);
+    this.held.delete(ws);
+  }
+
   /** The lease is gone: stop the kernel (another process runs the workspace, or will). */
   private async lose(ws: string, reason: string): Promise<void> {
-    this.held.delete(ws);
+    if (!this.held.has(ws)) return;
+    this.forget(ws);
     this.opts.log.warn('kernel lease lost: stopping the kernel', { ws, reason });
     await this.opts.pool.stop(ws);
   }
 
   /** Nobody has been in the workspace for a while: stop its kernel and hand the lease back. */
   private async leave(ws: string): Promise<void> {
-    this.held.delete(ws);
+    this.forget(ws);
     await this.opts.pool.stop(ws);
     await this.request('DELETE', this.leasePath(ws), { runner: this.runner }).catch(() => {});
     this.opts.log.info('kernel left an empty workspace', { ws });
@@ -181,7 +243,7 @@ export class KernelService {
     if (this.timer) clearTimeout(this.timer);
     await this.ticking?.catch(() => {});
     const held = [...this.held.keys()];
-    this.held.clear();
+    for (const ws of held) this.forget(ws);
     await this.opts.pool.closeAll();
     await Promise.all(held.map((ws) => this.request('DELETE', this.leasePath(ws), { runner: this.runner }).catch(() => {})));
   }

@@ -14,8 +14,9 @@
  *   PLEXUS_KERNEL_TOKEN        or the token itself
  *   PLEXUS_KERNEL_LEASE_MS     a workspace's kernel lease (default 15000)
  *   PLEXUS_KERNEL_POLL_MS      between two rounds of the workspace list and the leases (default 1000)
- *   PLEXUS_KERNEL_UID_BASE     first uid of this process's cells (root only); give each kernel
- *                              process on one machine its own range (default: from the pid)
+ *   PLEXUS_KERNEL_UID_BASE     first uid of this process's cells (root only; default 300000): each
+ *                              process runs at most 256 kernels, one uid each, so give each kernel
+ *                              process on one machine its own base, 256 or more apart
  * Effects: network, processes, files, process signals.
  */
 import fs from 'node:fs';
@@ -53,33 +54,39 @@ const token = (): string => {
 };
 const calls = remoteKernelCalls(serverUrl, token);
 
+/** One uid per kernel: at most this many kernels per process. */
+const KERNELS_PER_PROCESS = 256;
+// The lease token of each workspace comes with its lease (the service's, bound below).
+let service: KernelService | null = null;
 const pool = new KernelPool({
   dataDir: config.dataDir,
   sharedDataDir: true,
-  token: () => token(),
+  capacity: KERNELS_PER_PROCESS,
+  token: (ws) => service?.leaseToken(ws) ?? '',
   log,
   limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
-  uidBase: positive('PLEXUS_KERNEL_UID_BASE', 210_000 + (process.pid % 4096) * 256),
+  uidBase: positive('PLEXUS_KERNEL_UID_BASE', 300_000),
   sample: calls.sample,
   jobs: calls.jobs,
 });
-const service = new KernelService({
-  serverUrl,
-  token,
-  pool,
-  log,
-  tickMs: positive('PLEXUS_KERNEL_POLL_MS', 1000),
-  leaseMs: Math.max(1000, positive('PLEXUS_KERNEL_LEASE_MS', 15_000)),
-  idleMs: config.kernelIdleMs,
-});
+const leaseMs = positive('PLEXUS_KERNEL_LEASE_MS', 15_000);
+const tickMs = positive('PLEXUS_KERNEL_POLL_MS', 1000);
+// Renewals must come well before a lease runs out (the agent renews every third of it).
+if (leaseMs < 1000 || tickMs * 3 > leaseMs) throw new Error(`PLEXUS_KERNEL_LEASE_MS (${leaseMs}) must be at least 1000 and at least 3 × PLEXUS_KERNEL_POLL_MS (${tickMs})`);
+service = new KernelService({ serverUrl, token, pool, log, tickMs, leaseMs, idleMs: config.kernelIdleMs });
 service.start();
 log.info('kernel process started', { server: serverUrl, runner: service.runner });
 
+// The first signal stops the kernels and hands the leases back (at most 10 s); a second one exits at once.
 let stopping = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
-    if (stopping) return;
+    if (stopping) process.exit(1);
     stopping = true;
-    void service.stop().finally(() => process.exit(0));
+    setTimeout(() => {
+      log.error('stopping took more than 10 s: exiting');
+      process.exit(1);
+    }, 10_000).unref();
+    void service!.stop().finally(() => process.exit(0));
   });
 }

@@ -183,14 +183,16 @@ export class WorkspaceKernel {
       for (const c of listCells(this.doc)) abandonKernelMarks(this.doc, c, 'the kernel stopped during this run', KERNEL_ORIGIN);
     });
     this.writeStatus(true);
-    this.doc.on('afterTransaction', (tr: Y.Transaction) => {
-      // Hocuspocus echoes our own updates back: they change nothing and must cost nothing.
-      if (tr.origin === KERNEL_ORIGIN || tr.changed.size === 0) return;
-      if (this.affectsGraph(tr)) this.graphCache = null;
-      this.scheduleTick();
-    });
+    this.doc.on('afterTransaction', this.onTransaction);
     this.scheduleTick();
   }
+
+  private readonly onTransaction = (tr: Y.Transaction) => {
+    // Hocuspocus echoes our own updates back: they change nothing and must cost nothing.
+    if (tr.origin === KERNEL_ORIGIN || tr.changed.size === 0) return;
+    if (this.affectsGraph(tr)) this.graphCache = null;
+    this.scheduleTick();
+  };
 
   private deferred: Array<() => void> = [];
   private deferTimer: KernelTimer | null = null;
@@ -243,6 +245,7 @@ export class WorkspaceKernel {
     this.queue = [];
     this.peer?.close();
     await Promise.all([this.js.dispose(), this.sql.dispose()]);
+    this.doc.off('afterTransaction', this.onTransaction);
     // A replica given to us belongs to whoever gave it.
     if (!this.opts.doc) this.doc.destroy();
   }

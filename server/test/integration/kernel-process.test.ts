@@ -4,11 +4,14 @@
  * cells — JavaScript, SQL over a table uploaded to the server (shared data directory), and calls
  * a cell makes of the server (analysis jobs, over HTTP). Killed mid-cell, another kernel process
  * takes the lease over, reports the run as stopped (never runs it again by itself) and runs the
- * next one; stopped cleanly, it hands the lease back and the standby takes over.
+ * next one; stopped cleanly, it hands the lease back and the standby takes over; paused past its
+ * lease, it is replaced, and its writes are refused by the server once another process holds the
+ * lease (the kernel fence).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readKernelStatus, requestRun, setCellSource } from '@plexus/shared';
-import { api, startKernelProcess, waitFor, type HpClient, type KernelProcess } from '@plexus/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import { CloseCodes, KERNEL_ORIGIN, listCells, readKernelStatus, requestRun, setCellSource, writeKernelStatus } from '@plexus/shared';
+import { api, hocuspocusClient, startKernelProcess, startTestServer, storedDoc, waitFor, ywsClient, type HpClient, type KernelProcess } from '@plexus/testkit';
 import { addCell, alice, aliceOrigin, client, finished, newWorkspace, shown, startKernelServer, waitRun } from '@plexus/testkit/kernel';
 import type { PlexusServer } from '../../src/app.ts';
 
@@ -16,8 +19,8 @@ let server: PlexusServer;
 const clients: HpClient[] = [];
 const processes: KernelProcess[] = [];
 const FAST = { PLEXUS_KERNEL_LEASE_MS: '2000', PLEXUS_KERNEL_POLL_MS: '200' };
-const kernelProcess = () => {
-  const k = startKernelProcess(server.url, server.config.dataDir, FAST);
+const kernelProcess = (env: Record<string, string> = {}) => {
+  const k = startKernelProcess(server.url, server.config.dataDir, { ...FAST, ...env });
   processes.push(k);
   return k;
 };
@@ -25,22 +28,122 @@ const kernelProcess = () => {
 beforeAll(async () => {
   server = await startKernelServer({ externalKernels: true });
 });
+// Each test's kernel processes go with it: a process left running would take the next test's workspaces.
+afterEach(async () => {
+  await Promise.all(processes.splice(0).map((p) => p.kill('SIGKILL')));
+});
 afterAll(async () => {
   clients.forEach((c) => c.destroy());
-  await Promise.all(processes.map((p) => p.kill('SIGKILL')));
   await server?.close();
 });
 
 describe('kernels in processes of their own', () => {
-  it('the server runs no kernel and refuses the kernel routes to other tokens', async () => {
+  it('the server runs no kernel; the kernel routes take the kernel token only, and exist only with external kernels', async () => {
     expect(server.kernelTokenFile).toBeTruthy();
+    const kernelToken = fs.readFileSync(server.kernelTokenFile!, 'utf8').trim();
+    const agentToken = fs.readFileSync(server.agentTokenFile!, 'utf8').trim();
     const ws = await newWorkspace(server, 'No kernel here');
-    for (const [method, path] of [['GET', '/api/kernel/workspaces'], ['POST', `/api/kernel/workspaces/${ws}/lease`], ['POST', `/api/kernel/workspaces/${ws}/calls`]] as const) {
-      const res = await api(server.url, server.ownerToken, method, path, method === 'GET' ? undefined : { runner: 'x', ttlMs: 1000, kind: 'job' });
-      expect(res.status, `${method} ${path}`).toBe(403);
-    }
+    // The token a kernel started inside a server would have: one workspace, not a kernel process's.
+    const inServerKernel = server.signer.sign({ ws, role: 'service', sub: 'service:kernel', ttlSeconds: 60 });
+    const routes = [['GET', '/api/kernel/workspaces'], ['POST', `/api/kernel/workspaces/${ws}/lease`], ['POST', `/api/kernel/workspaces/${ws}/calls`]] as const;
+    for (const token of [server.ownerToken, agentToken, inServerKernel])
+      for (const [method, path] of routes) {
+        const res = await api(server.url, token, method, path, method === 'GET' ? undefined : { runner: 'x', ttlMs: 1000, kind: 'job' });
+        expect(res.status, `${method} ${path}`).toBe(403);
+      }
+    // …and the kernel token is not the agent's.
+    expect((await api(server.url, kernelToken, 'GET', '/api/agent/workspaces')).status).toBe(403);
+    // What a cell may ask is checked.
+    expect((await api(server.url, kernelToken, 'POST', `/api/kernel/workspaces/${ws}/calls`, { kind: 'shell' })).json.error).toBe('bad-call');
+    expect((await api(server.url, kernelToken, 'POST', `/api/kernel/workspaces/${ws}/calls`, { kind: 'job', op: '' })).json.error).toBe('bad-call');
+    const failed = await api(server.url, kernelToken, 'POST', `/api/kernel/workspaces/${ws}/calls`, { kind: 'job', op: 'calcium-status', args: { job: 'nope' } });
+    expect([failed.status, failed.json.error]).toEqual([422, 'call-failed']);
+    expect((await api(server.url, kernelToken, 'POST', '/api/kernel/workspaces/w_missing/calls', { kind: 'job', op: 'calcium-status' })).status).toBe(404);
     expect(server.kernels!.running).toBe(0);
+
+    // A server running its kernels itself has no kernel routes, and no kernel token is left behind.
+    const inside = await startTestServer({ dataDir: server.config.dataDir.replace(/$/, '-inside'), kernel: true, kernelIdleMs: 600_000 });
+    try {
+      expect(inside.kernelTokenFile).toBeNull();
+      const token = inside.signer.sign({ ws: '*', role: 'service', sub: 'service:kernel', ttlSeconds: 60 });
+      expect((await api(inside.url, token, 'GET', '/api/kernel/workspaces')).status).toBe(404);
+    } finally {
+      await inside.close();
+    }
   });
+
+  it("a kernel process's writes are fenced by its lease: once another process holds it, they are refused", async () => {
+    const kernelToken = fs.readFileSync(server.kernelTokenFile!, 'utf8').trim();
+    const ws = await newWorkspace(server, 'Fenced');
+    const lease = (runner: string) => api(server.url, kernelToken, 'POST', `/api/kernel/workspaces/${ws}/lease`, { runner, ttlMs: 60_000 });
+    const first = await lease('runner-a');
+    expect(first.json).toMatchObject({ granted: true, fresh: true });
+    expect((await lease('runner-b')).json).toMatchObject({ granted: false, holder: 'runner-a' });
+    expect(first.json.token).toBeTypeOf('string');
+    // runner-a's lease runs out (it was paused, or cut off) and runner-b takes it.
+    server.kernelLeases.expire(ws);
+    const second = await lease('runner-b');
+    expect(second.json).toMatchObject({ granted: true, fresh: true });
+    const stale = hocuspocusClient(server.url, ws, first.json.token);
+    clients.push(stale);
+    await stale.synced;
+    // What a kernel may write (its status; cells' runs): refused from the runner that lost the lease.
+    writeKernelStatus(stale.doc, { ...readKernelStatus(stale.doc), message: 'late status from runner-a' }, KERNEL_ORIGIN);
+    const closed = await waitFor(() => stale.closes.find((c) => c.code === CloseCodes.KernelLeaseLost.code) ?? null, { message: 'the stale runner refused' });
+    expect(closed!.reason).toBe(CloseCodes.KernelLeaseLost.reason);
+    stale.destroy();
+    const fresh = hocuspocusClient(server.url, ws, second.json.token);
+    clients.push(fresh);
+    await fresh.synced;
+    writeKernelStatus(fresh.doc, { ...readKernelStatus(fresh.doc), message: 'status from runner-b' }, KERNEL_ORIGIN);
+    await waitFor(() => readKernelStatus(storedDoc(server, ws)).message === 'status from runner-b' || null, { message: "runner-b's write stored" });
+    expect(fresh.closes).toEqual([]);
+    // Nothing of runner-a's reached the document, nor anyone else.
+    const reader = hocuspocusClient(server.url, ws, server.ownerToken);
+    clients.push(reader);
+    await reader.synced;
+    expect(readKernelStatus(reader.doc).message).toBe('status from runner-b');
+    expect(JSON.stringify(reader.doc.toJSON())).not.toContain('late status from runner-a');
+    // Lease tokens are for the Hocuspocus endpoint, where the fence is: y-websocket refuses them.
+    const yws = ywsClient(server.url, ws, second.json.token);
+    try {
+      const refused = await waitFor(() => yws.closes[0] ?? null, { message: 'y-websocket refuses a lease token' });
+      expect(refused.code).toBe(CloseCodes.Forbidden.code);
+    } finally {
+      yws.destroy();
+    }
+  });
+
+  it('a holder paused past its lease (SIGSTOP) is replaced; resumed, it stops, and its late result never reaches the document', async () => {
+    const first = kernelProcess();
+    const ws = await newWorkspace(server, 'Paused kernel process');
+    const c = await client(server, ws, clients);
+    await first.logged('kernel lease taken', ws);
+    const second = kernelProcess();
+    await waitFor(() => second.lines.some((l) => l.msg === 'kernel process started'), { message: 'the standby started' });
+    // A cell that finishes by itself a few seconds after it starts: while its kernel process is paused.
+    const cell = addCell(c.doc, 'code', 'const t0 = Date.now(); while (Date.now() - t0 < 4000) {} "late result from the paused process"');
+    requestRun(c.doc, cell, alice, aliceOrigin);
+    await waitRun(c.doc, cell, (r) => r.state === 'running', 'the cell running in the first process');
+    first.proc.kill('SIGSTOP');
+    try {
+      const stopped = await waitRun(c.doc, cell, finished, 'the run reported by the second process', 120_000);
+      expect(stopped.state).toBe('cancelled');
+      expect(stopped.exec!.reason).toMatch(/kernel stopped during this run/);
+      expect(second.hasLogged('kernel lease taken', ws)).toBe(true);
+    } finally {
+      first.proc.kill('SIGCONT');
+    }
+    await first.logged('kernel lease lost: stopping the kernel', ws, 120_000);
+    // A later run in the second process is the marker that the first had every chance to write.
+    setCellSource(c.doc, cell, '40 + 2', aliceOrigin);
+    requestRun(c.doc, cell, alice, aliceOrigin);
+    expect(shown(await waitRun(c.doc, cell, (r) => r.state === 'done', 'a run in the second process', 120_000))).toBe('42');
+    const everything = JSON.stringify(listCells(storedDoc(server, ws)).map((x) => x.map.toJSON()));
+    expect(everything).toContain('40 + 2');
+    expect(everything).not.toContain('late result from the paused process');
+    expect(JSON.stringify(listCells(c.doc).map((x) => x.map.toJSON()))).not.toContain('late result from the paused process');
+  }, 300_000);
 
   it('a kernel process runs JavaScript, SQL over an upload, and calls to the server', async () => {
     const k = kernelProcess();
@@ -83,7 +186,6 @@ describe('kernels in processes of their own', () => {
     await waitRun(c.doc, cell, (r) => r.state === 'running', 'the cell running in the first process');
     // The standby is up and asking (it logs nothing until it holds the lease).
     await waitFor(() => second.lines.some((l) => l.msg === 'kernel process started'), { message: 'the standby started' });
-    expect(second.hasLogged('kernel lease taken', ws)).toBe(false);
     await first.kill('SIGKILL');
     const stopped = await waitRun(c.doc, cell, finished, 'the run reported', 120_000);
     expect(stopped.state).toBe('cancelled');
@@ -94,10 +196,22 @@ describe('kernels in processes of their own', () => {
     requestRun(c.doc, cell, alice, aliceOrigin);
     expect(shown(await waitRun(c.doc, cell, (r) => r.state === 'done', 'the next run, in the second process', 120_000))).toBe('42');
 
-    // A clean stop hands the lease back: a third process takes over without waiting for it to run out.
-    const third = kernelProcess();
-    await waitFor(() => third.lines.some((l) => l.msg === 'kernel process started'), { message: 'the third started' });
-    await second.kill('SIGTERM');
+    expect(first.hasLogged('kernel lease taken', ws) && second.hasLogged('kernel lease taken', ws)).toBe(true);
+  }, 300_000);
+
+  it('stopped cleanly, a kernel process hands its lease back: the standby takes over long before the lease would run out', async () => {
+    const LONG = { PLEXUS_KERNEL_LEASE_MS: '600000' };
+    const holder = kernelProcess(LONG);
+    const ws = await newWorkspace(server, 'Clean handover');
+    const c = await client(server, ws, clients);
+    await holder.logged('kernel lease taken', ws);
+    const cell = addCell(c.doc, 'code', '6 * 7');
+    requestRun(c.doc, cell, alice, aliceOrigin);
+    await waitRun(c.doc, cell, (r) => r.state === 'done', 'a run in the first process');
+    const third = kernelProcess(LONG);
+    await waitFor(() => third.lines.some((l) => l.msg === 'kernel process started'), { message: 'the standby started' });
+    await holder.kill('SIGTERM');
+    // Were the lease not handed back, the standby would wait 10 minutes for it.
     await third.logged('kernel lease taken', ws, 120_000);
     setCellSource(c.doc, cell, '6 * 8', aliceOrigin);
     requestRun(c.doc, cell, alice, aliceOrigin);
