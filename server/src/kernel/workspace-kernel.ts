@@ -23,6 +23,7 @@ import { compileJsCell } from './compile.ts';
 import type { RunOutcome, VolumeSampler } from './js-runtime.ts';
 import { sandboxedEngines, type JsEngine, type KernelEngines, type SqlEngine } from './engines.ts';
 import { systemClock, type KernelClock, type KernelTimer } from './kernel-clock.ts';
+import { KernelWrites } from './kernel-writes.ts';
 import { ResultStore, admitOutputs, jsonRow } from './results.ts';
 
 export interface KernelLimits {
@@ -87,14 +88,12 @@ interface Running {
 
 const STREAM_FLUSH_MS = 100;
 const START_WRITE_DELAY_MS = 15;
-const STATUS_FLUSH_MS = 40;
-/** Results of fast cells are written together, at most this long after the first of them. */
-const WRITE_BATCH_MS = 8;
 
 export class WorkspaceKernel {
   readonly doc: Y.Doc;
   private readonly clock: KernelClock;
   private readonly engines: KernelEngines;
+  private readonly writes: KernelWrites;
   /** Its connection to the document (the same kind as the agent's: @plexus/peer). */
   private peer: ServicePeer | null = null;
   private js!: JsEngine;
@@ -112,7 +111,6 @@ export class WorkspaceKernel {
   private tickScheduled = false;
   private draining = false;
   private stopped = false;
-  private statusTimer: KernelTimer | null = null;
   private tablesKey = '';
   private readonly cellRefs = new Map<string, string[]>();
   private message: string | undefined;
@@ -121,6 +119,7 @@ export class WorkspaceKernel {
     this.doc = opts.doc ?? new Y.Doc();
     this.clock = opts.clock ?? systemClock;
     this.engines = opts.engines ?? sandboxedEngines;
+    this.writes = new KernelWrites(this.doc, this.clock, () => this.status());
     this.results = new ResultStore(`${opts.dir}/results`);
     this.newRuntimes();
   }
@@ -179,10 +178,10 @@ export class WorkspaceKernel {
     // Tables registered before we synced: the SQL runtime must see them.
     if (this.tablesSignature() !== this.tablesKey) this.replaceSqlRuntime();
     // Queued or running marks left by a kernel that died: those runs will not happen.
-    this.write(() => {
+    this.writes.now(() => {
       for (const c of listCells(this.doc)) abandonKernelMarks(this.doc, c, 'the kernel stopped during this run', KERNEL_ORIGIN);
     });
-    this.writeStatus(true);
+    this.writes.publishStatus(true);
     this.doc.on('afterTransaction', this.onTransaction);
     this.scheduleTick();
   }
@@ -194,44 +193,14 @@ export class WorkspaceKernel {
     this.scheduleTick();
   };
 
-  private deferred: Array<() => void> = [];
-  private deferTimer: KernelTimer | null = null;
-
-  /**
-   * Writes now, after any deferred writes (so the document always sees the kernel's writes in the
-   * order it made them). One transaction, kernel origin.
-   */
-  private write(fn: () => void): void {
-    this.flushDeferred();
-    this.doc.transact(fn, KERNEL_ORIGIN);
-  }
-
-  /**
-   * Writes soon: a chain of fast cells becomes a few updates instead of one per cell, which is most
-   * of the cost of a trivial cell (each update is validated, logged and relayed by the server).
-   */
-  private defer(fn: () => void): void {
-    this.deferred.push(fn);
-    this.deferTimer ??= this.clock.setTimeout(() => this.flushDeferred(), WRITE_BATCH_MS);
-  }
-
-  private flushDeferred(): void {
-    this.clock.clearTimeout(this.deferTimer);
-    this.deferTimer = null;
-    if (!this.deferred.length || this.stopped) return;
-    const fns = this.deferred;
-    this.deferred = [];
-    this.doc.transact(() => fns.forEach((f) => f()), KERNEL_ORIGIN);
-  }
-
   /** Disconnects and stops the runtimes. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.clock.clearTimeout(this.statusTimer);
+    this.writes.close();
     try {
       writeKernelStatus(this.doc, { ...this.status(), state: 'offline', current: null, queue: [] }, KERNEL_ORIGIN);
-      this.write(() => {
+      this.writes.now(() => {
         for (const item of this.queue) {
           const c = getCell(this.doc, item.cellId);
           if (c) setPending(this.doc, c, null, KERNEL_ORIGIN);
@@ -266,21 +235,6 @@ export class WorkspaceKernel {
       updatedAt: this.clock.now(),
       ...(this.message ? { message: this.message } : {}),
     };
-  }
-
-  /** Publishes the status now, or within STATUS_FLUSH_MS (many changes → one write). */
-  private writeStatus(now = false): void {
-    if (this.stopped) return;
-    if (now) {
-      this.clock.clearTimeout(this.statusTimer);
-      this.statusTimer = null;
-      writeKernelStatus(this.doc, this.status(), KERNEL_ORIGIN);
-      return;
-    }
-    this.statusTimer ??= this.clock.setTimeout(() => {
-      this.statusTimer = null;
-      if (!this.stopped) writeKernelStatus(this.doc, this.status(), KERNEL_ORIGIN);
-    }, STATUS_FLUSH_MS);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -339,7 +293,7 @@ export class WorkspaceKernel {
   }
 
   private tick(): void {
-    this.flushDeferred();
+    this.writes.flush();
     if (this.tablesSignature() !== this.tablesKey && !this.running) this.tablesChanged();
     this.processDeletions();
     for (const key of KERNEL_COMMANDS) {
@@ -350,7 +304,7 @@ export class WorkspaceKernel {
       }
     }
     this.processRequests();
-    this.writeStatus();
+    this.writes.publishStatus();
     void this.drain();
   }
 
@@ -378,7 +332,7 @@ export class WorkspaceKernel {
     const g = this.graph();
     const gone = names.filter((n) => !g.definers.has(n));
     if (!gone.length) return;
-    this.write(() => {
+    this.writes.now(() => {
       for (const c of listCells(this.doc)) {
         if (c.kind === 'markdown' || !readExec(c)) continue;
         const used = (this.cellRefs.get(c.id) ?? []).filter((r) => gone.includes(r));
@@ -418,7 +372,7 @@ export class WorkspaceKernel {
     const reqs = pendingRequests(this.doc);
     if (!reqs.length) return;
     const roots: Array<{ id: string; requestId: string; by: Requester }> = [];
-    this.write(() => {
+    this.writes.now(() => {
       for (const { cell, request } of reqs) {
         ackRequest(this.doc, cell, request.id, KERNEL_ORIGIN);
         if (!isRunnableCell(cell)) continue; // e.g. an imported Python cell: nothing to run
@@ -484,7 +438,7 @@ export class WorkspaceKernel {
     this.queue = next;
     // Cells that cannot be ordered (in a cycle, or downstream of one) fail at once with the reason.
     const unordered = [...want].filter((id) => !ordered.includes(id));
-    this.write(() => {
+    this.writes.now(() => {
       for (const item of fresh) {
         const c = getCell(this.doc, item.cellId);
         if (c) setPending(this.doc, c, { runId: item.runId, requestId: item.requestId, trigger: item.trigger, requestedBy: item.requestedBy, queuedAt: item.queuedAt }, KERNEL_ORIGIN);
@@ -497,25 +451,25 @@ export class WorkspaceKernel {
         this.failWithoutRunning(c, { cellId: id, runId: `x_${randomId()}`, trigger, requestId, requestedBy: by, queuedAt: now }, 'error', message, 'CycleError');
       }
     });
-    this.writeStatus();
+    this.writes.publishStatus();
   }
 
   private dropQueue(): void {
     const q = this.queue;
     this.queue = [];
-    this.write(() => {
+    this.writes.now(() => {
       for (const item of q) {
         const c = getCell(this.doc, item.cellId);
         if (c) setPending(this.doc, c, null, KERNEL_ORIGIN);
       }
     });
-    this.writeStatus();
+    this.writes.publishStatus();
   }
 
   /** Records a run that could not start (structural error, failed input) with its reason. */
   private failWithoutRunning(cell: CellView, item: QueueItem, state: 'error' | 'cancelled', message: string, name = 'Error'): void {
     const src = runSource(cell);
-    this.write(() => {
+    this.writes.now(() => {
       const run = startExec(this.doc, cell, this.execInfo(item, src, false), KERNEL_ORIGIN);
       finishExec(run, { state, reason: message, outputs: [{ type: 'error', name, message }] }, KERNEL_ORIGIN);
     });
@@ -566,8 +520,8 @@ export class WorkspaceKernel {
       }
     } finally {
       this.draining = false;
-      this.flushDeferred();
-      this.writeStatus();
+      this.writes.flush();
+      this.writes.publishStatus();
       // Tables registered while cells ran (a job's tables, ROI edits written in) were left for now.
       if (this.tablesSignature() !== this.tablesKey) this.scheduleTick();
     }
@@ -583,14 +537,14 @@ export class WorkspaceKernel {
     const running: Running = { item, hash: sourceHash(src), kind, cancelled: null };
     const generation = this.generation;
     this.running = running;
-    this.writeStatus();
+    this.writes.publishStatus();
     const info = this.execInfo(item, src, true);
     // The `running` state is written only if the run takes a while: a fast cell's start and end
     // travel as one update.
     let run: Y.Map<unknown> | null = null;
     const begin = () => (run ??= startExec(this.doc, cell, info, KERNEL_ORIGIN));
     const startTimer = this.clock.setTimeout(() => {
-      if (!running.cancelled) this.write(() => begin());
+      if (!running.cancelled) this.writes.now(() => begin());
     }, START_WRITE_DELAY_MS);
     let streamed = 0;
     let buffer: Array<{ name: 'stdout' | 'stderr'; text: string }> = [];
@@ -600,7 +554,7 @@ export class WorkspaceKernel {
       if (!buffer.length || running.cancelled) return;
       const parts = buffer;
       buffer = [];
-      this.write(() => {
+      this.writes.now(() => {
         const m = begin();
         for (const p of parts) appendStream(m, p.name, p.text, KERNEL_ORIGIN);
       });
@@ -631,14 +585,14 @@ export class WorkspaceKernel {
     if (running.cancelled) {
       // Superseded or interrupted: record it on this run's own map, which a newer run replaces.
       if (run || running.cancelled !== 'superseded by a newer run') {
-        this.write(() => {
+        this.writes.now(() => {
           const m = begin();
           finishExec(m, { state: 'cancelled', reason: running.cancelled!, outputs: outcome.error && running.cancelled === 'interrupted' ? [{ type: 'error', name: 'Interrupted', message: 'the run was stopped before it finished' }] : [] }, KERNEL_ORIGIN);
         });
       }
     } else {
       const { outputs, refs } = admitOutputs(outcome.ok ? outcome.outputs : [outcome.error], outcome.full, this.results);
-      this.defer(() => {
+      this.writes.soon(() => {
         const m = begin();
         if (buffer.length) for (const p of buffer.splice(0)) appendStream(m, p.name, p.text, KERNEL_ORIGIN);
         finishExec(m, { state: outcome.ok ? 'done' : 'error', defines: outcome.defines, outputs }, KERNEL_ORIGIN);
@@ -743,13 +697,13 @@ export class WorkspaceKernel {
     this.dropQueue();
     this.message = reason;
     await Promise.all(olds.map((o) => o.dispose()));
-    this.write(() => {
+    this.writes.now(() => {
       for (const c of listCells(this.doc)) {
         if (c.id === except || c.kind === 'markdown') continue;
         const ex = readExec(c);
         if (ex && ex.state === 'done') setStale(this.doc, c, { reason: `${reason}: values are gone, run again`, at: this.clock.now() }, KERNEL_ORIGIN);
       }
     });
-    this.writeStatus(true);
+    this.writes.publishStatus(true);
   }
 }
