@@ -19,7 +19,9 @@
  * them one after another, so "all receivers" includes client-side queuing. "first" (the earliest
  * receiver of each keystroke) approximates the server path alone; "last" is full fan-out.
  *
- * Run: npx tsx bench/keystroke-latency.ts [--counts=2,20,100] [--servers=plexus,bare] [--rounds=3]
+ * Baselines: `bare` (no persistence), `hocuspocus-sqlite` (Hocuspocus' own SQLite extension at its
+ * default store debounce), `hocuspocus-sqlite-sync` (storing on every change); see bare-hocuspocus.ts.
+ * Run: npx tsx bench/keystroke-latency.ts [--counts=2,20,100] [--servers=plexus,bare,hocuspocus-sqlite] [--rounds=3]
  *      [--keystrokes=120] [--warmup=30] [--interval=25] [--cpu-prof] [--label=keystroke-latency]
  *      [--light]  (receivers: light protocol clients without a Y.Doc, to measure the server's fan-out)
  * Saturation: npx tsx bench/keystroke-latency.ts --counts=200,400 --rounds=1 --keystrokes=150 --label=saturation
@@ -28,6 +30,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import type { ServerKind } from './lib.ts';
 import { performance } from 'node:perf_hooks';
 import { cellText, createCell, getCell, insertCellText, userOrigin, type CellId } from '@plexus/shared';
 import * as Y from 'yjs';
@@ -36,7 +39,7 @@ import { connectClient, connectMany, createWorkspace, deliveries, idleCpuPerSeco
 
 interface Options {
   counts: number[];
-  servers: Array<'plexus' | 'bare'>;
+  servers: Kind[];
   rounds: number;
   keystrokes: number;
   warmup: number;
@@ -64,8 +67,11 @@ function parseArgs(argv: string[]): Options {
   };
 }
 
+/** The servers this benchmark compares. */
+type Kind = Exclude<ServerKind, 'static'>;
+
 interface RawRun {
-  server: 'plexus' | 'bare';
+  server: Kind;
   clients: number;
   round: number;
   connectMs: number;
@@ -81,7 +87,7 @@ interface RawRun {
 }
 
 export interface LatencyResult {
-  server: 'plexus' | 'bare';
+  server: Kind;
   clients: number;
   rounds: number;
   all: Summary;
@@ -235,7 +241,7 @@ export async function main(argv = process.argv.slice(2)): Promise<LatencyResult[
       `${o.rounds} round(s), servers alternated per round; servers in child processes, clients in this process; ` +
       `receivers: ${o.light ? 'light protocol clients (no Y.Doc; time of arrival of the update)' : 'stock @hocuspocus/provider (time the character is in their Y.Text)'}\n`,
   );
-  const servers = new Map<'plexus' | 'bare', ChildServer>();
+  const servers = new Map<Kind, ChildServer>();
   const raw: RawRun[] = [];
   try {
     for (const kind of o.servers) {
@@ -280,15 +286,18 @@ export async function main(argv = process.argv.slice(2)): Promise<LatencyResult[
   );
 
   const find = (kind: string, n: number) => results.find((r) => r.server === kind && r.clients === n);
-  const pairs = o.counts.filter((n) => find('plexus', n) && find('bare', n));
-  if (pairs.length) {
-    console.log('\n## Overhead: Plexus / bare Hocuspocus (aims: p99 < 5 ms at 20 clients, < 15 ms at 100; ratio < 1.3)');
+  // Plexus against each baseline that ran: bare Hocuspocus, and Hocuspocus with its own SQLite persistence.
+  for (const base of o.servers.filter((k) => k !== 'plexus')) {
+    const pairs = o.counts.filter((n) => find('plexus', n) && find(base, n));
+    if (!pairs.length) continue;
+    console.log(`\n## Overhead: Plexus / ${base} (aims: p99 < 5 ms at 20 clients, < 15 ms at 100; latency ratio < 1.3; CPU per keystroke ≤ 1.5× hocuspocus-sqlite)`);
     printTable(
-      ['clients', 'plexus p50', 'bare p50', 'ratio p50', 'plexus p99', 'bare p99', 'ratio p99', 'first-recv ratio p50', 'server CPU/key ratio'],
+      ['clients', 'plexus p50', `${base} p50`, 'ratio p50', 'plexus p99', `${base} p99`, 'ratio p99', 'first-recv ratio p50', 'plexus CPU ms/key', `${base} CPU ms/key`, 'server CPU/key ratio'],
       pairs.map((n) => {
         const p = find('plexus', n)!;
-        const b = find('bare', n)!;
-        return [n, fmt(p.all.p50), fmt(b.all.p50), fmt(p.all.p50 / b.all.p50), fmt(p.all.p99), fmt(b.all.p99), fmt(p.all.p99 / b.all.p99), fmt(p.first.p50 / b.first.p50), fmt(p.serverCpuMsPerKeystroke / b.serverCpuMsPerKeystroke)];
+        const b = find(base, n)!;
+        return [n, fmt(p.all.p50), fmt(b.all.p50), fmt(p.all.p50 / b.all.p50), fmt(p.all.p99), fmt(b.all.p99), fmt(p.all.p99 / b.all.p99), fmt(p.first.p50 / b.first.p50),
+          fmt(p.serverCpuMsPerKeystroke, 3), fmt(b.serverCpuMsPerKeystroke, 3), fmt(p.serverCpuMsPerKeystroke / b.serverCpuMsPerKeystroke)];
       }),
     );
   }

@@ -113,7 +113,7 @@ export interface MemoryFigures {
 }
 
 /** A server in a child process (`K` defaults to the two collaboration servers). */
-export interface ChildServer<K extends ServerKind = 'plexus' | 'bare'> {
+export interface ChildServer<K extends ServerKind = Exclude<ServerKind, 'static'>> {
   kind: K;
   proc: ChildProcess;
   port: number;
@@ -139,12 +139,23 @@ export interface SpawnOptions {
   nodeArgs?: string[];
 }
 
-/** `plexus`: server/src/main.ts; `bare`: a bare Hocuspocus; `static`: a plain file server of env STATIC_ROOT. */
-export type ServerKind = 'plexus' | 'bare' | 'static';
+/**
+ * `plexus`: server/src/main.ts; `bare`: a bare Hocuspocus; `hocuspocus-sqlite`: Hocuspocus with its
+ * own SQLite persistence at its default store debounce; `hocuspocus-sqlite-sync`: the same storing
+ * on every change; `static`: a plain file server of env STATIC_ROOT.
+ */
+export type ServerKind = 'plexus' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
 const ENTRIES: Record<ServerKind, string> = {
   plexus: path.join(repoRoot, 'server/src/main.ts'),
   bare: path.join(here, 'bare-hocuspocus.ts'),
+  'hocuspocus-sqlite': path.join(here, 'bare-hocuspocus.ts'),
+  'hocuspocus-sqlite-sync': path.join(here, 'bare-hocuspocus.ts'),
   static: path.join(here, 'static-file-server.ts'),
+};
+/** What each kind needs in its environment. */
+const KIND_ENV: Partial<Record<ServerKind, () => Record<string, string>>> = {
+  'hocuspocus-sqlite': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite') }),
+  'hocuspocus-sqlite-sync': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite'), BENCH_HOCUSPOCUS_DEBOUNCE: '0' }),
 };
 
 /** Starts a server of `kind` in a child process with the probe preloaded. */
@@ -162,6 +173,7 @@ export async function spawnServer<K extends ServerKind>(kind: K, opts: SpawnOpti
       PLEXUS_LOG_LEVEL: 'warn',
       PLEXUS_SECRET: BENCH_SECRET,
       ...(dataDir ? { PLEXUS_DATA_DIR: dataDir } : {}),
+      ...KIND_ENV[kind]?.(),
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
