@@ -44,7 +44,7 @@ import type { CalciumJobSpec } from './analysis/calcium-job-main.ts';
 import { KernelManager } from './kernel/manager.ts';
 import type { VolumeSampler } from './kernel/js-runtime.ts';
 import { ProtocolError } from './collab/errors.ts';
-import { KERNEL_TOKEN_FILE, kernelLeaseToken, writeAgentToken, writeKernelToken } from './auth/agent-token.ts';
+import { AGENT_SUB, KERNEL_TOKEN_FILE, agentLeaseToken, kernelLeaseToken, writeAgentToken, writeKernelToken } from './auth/agent-token.ts';
 import { occupiedWorkspaces } from './collab/people.ts';
 import { AgentLeases, type AgentLeaseStore } from './collab/agent-leases.ts';
 import { RedisAgentLeases } from './cluster/agent-leases-redis.ts';
@@ -268,14 +268,13 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const kernelTokenFile = kernels && config.externalKernels ? writeKernelToken(config.dataDir, signer) : null;
   // Kernels inside the server: a kernel token left from a run with external kernels must not work.
   if (!kernelTokenFile) fs.rmSync(path.join(config.dataDir, KERNEL_TOKEN_FILE), { force: true });
-  if (kernelTokenFile) {
-    // The kernel fence: a kernel process's writes count only while it holds the workspace's kernel
-    // lease (a process paused past its lease and resumed, or cut off, is refused).
-    persistence.writeFence = async (ws, claims) => {
-      if (claims.runner === undefined) return;
-      if ((await kernelLeases.holder(ws)) !== claims.runner) throw new ProtocolError(CloseCodes.KernelLeaseLost, 'this kernel process no longer holds the workspace\'s kernel lease');
-    };
-  }
+  // The lease fence: a service process joined with its lease token (a kernel process, the agent)
+  // writes only while it holds that lease — one paused past it and resumed, or cut off, is refused.
+  persistence.writeFence = async (ws, claims) => {
+    if (claims.runner === undefined) return;
+    const leases = claims.sub === AGENT_SUB ? agentLeases : kernelLeases;
+    if ((await leases.holder(ws)) !== claims.runner) throw new ProtocolError(CloseCodes.LeaseLost, 'this process no longer holds the workspace\'s lease');
+  };
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
   workspaces.onDelete = async (id) => {
     bridge.closeAll(id, CloseCodes.NotFound);
@@ -340,6 +339,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         },
         services: {
           agentLeases,
+          agentLeaseToken: (ws, runner) => agentLeaseToken(signer, ws, runner, config.agentName),
           kernelLeases,
           occupiedWorkspaces: () => (cluster ? cluster.occupancy.all() : localOccupied()),
           kernelProcesses: kernels && kernelTokenFile ? { calls: kernelCalls, leaseToken: (ws, runner) => kernelLeaseToken(signer, ws, runner), kernelDir: kernels.kernelDir } : null,

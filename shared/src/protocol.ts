@@ -73,8 +73,8 @@ export const CloseCodes = {
    * was paused past it). 1012 like a drain: the client reconnects and is routed to that node.
    */
   WorkspaceMoved: { code: 1012, reason: 'workspace-moved' },
-  /** A kernel process wrote after losing the workspace's kernel lease to another one: refused. */
-  KernelLeaseLost: { code: 4409, reason: 'kernel-lease-lost' },
+  /** A service process (a kernel process, the agent) wrote after losing the workspace's lease to another one: refused. */
+  LeaseLost: { code: 4409, reason: 'lease-lost' },
 } as const satisfies Record<string, { code: number; reason: string }>;
 export type CloseCode = (typeof CloseCodes)[keyof typeof CloseCodes];
 

@@ -43,7 +43,9 @@ export class ServerApi {
 
   /** Asks for (or renews) this workspace's agent lease for `runner` (server: collab/agent-leases.ts). */
   lease(runner: string, ttlMs: number, signal: AbortSignal) {
-    return this.request<{ granted: boolean; holder: string; expiresAt: number; fresh: boolean }>(
+    // `token`: what the holder joins the document with (it names the runner; the server refuses its
+    // writes once another runner holds the lease). Older servers give none.
+    return this.request<{ granted: boolean; holder: string; expiresAt: number; fresh: boolean; token?: string }>(
       'POST', `/api/agent/workspaces/${encodeURIComponent(this.workspaceId)}/lease`, { runner, ttlMs }, signal);
   }
 

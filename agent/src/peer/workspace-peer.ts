@@ -48,6 +48,8 @@ export class WorkspacePeer {
   /** This peer's name as a lease holder (unique per peer, also across machines). */
   readonly runner = `${hostname()}:${process.pid}:${randomId(8)}`;
   private holding = false;
+  /** The token this runner joins the document with, given with the lease (fenced by the server). */
+  private leaseToken: string | null = null;
   private leaseExpiresAt = 0;
   private leaseTimer: NodeJS.Timeout | null = null;
   private readonly leaseAbort = new AbortController();
@@ -119,6 +121,7 @@ export class WorkspacePeer {
       if (this.closed) return;
       if (answer.granted) {
         this.leaseExpiresAt = answer.expiresAt;
+        if (answer.token) this.leaseToken = answer.token;
         if (!this.holding) {
           this.holding = true;
           this.log('agent lease taken', { ws: this.workspaceId, runner: this.runner });
@@ -161,7 +164,7 @@ export class WorkspacePeer {
       serverUrl: this.config.serverUrl,
       workspaceId: this.workspaceId,
       doc: this.doc,
-      token: this.token,
+      token: () => this.leaseToken ?? this.token(),
       onAuthenticationFailed: (reason) => this.log('agent refused by the server', { ws: this.workspaceId, reason }),
       awareness: {
         user: { id: AGENT_USER_ID, name: this.config.name, color: this.config.color, colorLight: this.config.color + '33', role: 'service', kind: 'agent' },

@@ -3,11 +3,12 @@
  * one server. Only the lease holder joins and runs; every run is run exactly once and nobody marks
  * another's runs "restarted". When the holder crashes (stops renewing; its lease runs out — forced
  * here, so no test waits on a clock) the standby takes over and fails the run left hanging; when a
- * holder shuts down cleanly the standby takes over at once and fails nothing.
+ * holder shuts down cleanly the standby takes over at once and fails nothing. A runner joins with
+ * the token its lease came with, and the server refuses its writes once another runner holds it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { listRuns } from '@plexus/shared';
-import { waitFor } from '@plexus/testkit';
+import { CloseCodes, agentOrigin, listMessages, listRuns, postMessage } from '@plexus/shared';
+import { hocuspocusClient, waitFor } from '@plexus/testkit';
 import { ask, agentSuite, startAgent, waitRunEnd, type AgentUnderTest } from '@plexus/testkit/agent';
 
 const suite = agentSuite();
@@ -89,5 +90,35 @@ describe('one agent runner per workspace', () => {
     expect(await (await call(agentToken, { runner: 'y', ttlMs: 60_000 })).json()).toMatchObject({ granted: false, holder: 'x' });
     expect(await (await call(agentToken, { runner: 'x' }, 'DELETE')).json()).toEqual({ released: true });
     expect(await (await call(agentToken, { runner: 'y', ttlMs: 60_000 })).json()).toMatchObject({ granted: true, holder: 'y' });
+  });
+
+  it("a runner's writes are fenced by its lease: once another runner holds it, they are refused", async () => {
+    const { ws, a } = await suite.workspace();
+    const agentToken = ctx.server.signer.sign({ ws: '*', role: 'service', sub: 'service:agent', ttlSeconds: 60 });
+    const lease = async (runner: string) =>
+      (await fetch(`${ctx.server.url}/api/agent/workspaces/${ws}/lease`, { method: 'POST', headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ runner, ttlMs: 60_000 }) })).json();
+    const first = await lease('runner-a');
+    expect(first).toMatchObject({ granted: true, fresh: true });
+    expect(first.token).toBeTypeOf('string');
+    // runner-a was paused past its lease (or cut off): runner-b holds it now.
+    ctx.server.agentLeases.expire(ws);
+    const second = await lease('runner-b');
+    expect(second).toMatchObject({ granted: true, fresh: true });
+    const author = { id: 'agent', name: 'Plexus agent', kind: 'agent' as const, color: '#888888' };
+    const stale = hocuspocusClient(ctx.server.url, ws, first.token);
+    const fresh = hocuspocusClient(ctx.server.url, ws, second.token);
+    try {
+      await Promise.all([stale.synced, fresh.synced]);
+      postMessage(stale.doc, { author, text: 'late answer from runner-a' }, agentOrigin('r_stale'));
+      const closed = await waitFor(() => stale.closes.find((c) => c.code === CloseCodes.LeaseLost.code) ?? null, { message: 'the stale runner refused' });
+      expect(closed!.reason).toBe(CloseCodes.LeaseLost.reason);
+      postMessage(fresh.doc, { author, text: 'answer from runner-b' }, agentOrigin('r_fresh'));
+      await waitFor(() => listMessages(a.doc).some((m) => m.text === 'answer from runner-b') || null, { message: "runner-b's message reaches people" });
+      expect(listMessages(a.doc).map((m) => m.text)).not.toContain('late answer from runner-a');
+      expect(fresh.closes).toEqual([]);
+    } finally {
+      stale.destroy();
+      fresh.destroy();
+    }
   });
 });

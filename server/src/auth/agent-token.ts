@@ -39,6 +39,11 @@ export function kernelLeaseToken(signer: TokenSigner, ws: string, runner: string
   return signer.sign({ ws, role: 'service', sub: KERNEL_SUB, name: 'Kernel', runner, ttlSeconds: AGENT_TOKEN_DAYS * 86400 });
 }
 
+/** The same for the agent: the token its runner `runner` joins workspace `ws` with (named `name` in presence). */
+export function agentLeaseToken(signer: TokenSigner, ws: string, runner: string, name: string = AGENT_NAME): string {
+  return signer.sign({ ws, role: 'service', sub: AGENT_SUB, name: name.slice(0, 100), runner, ttlSeconds: AGENT_TOKEN_DAYS * 86400 });
+}
+
 /** Signs a fresh kernel-process token and writes it to `<dataDir>/kernel.token` (0600, atomically). Returns the path. */
 export function writeKernelToken(dataDir: string, signer: TokenSigner): string {
   const token = signer.sign({ ws: '*', role: 'service', sub: KERNEL_SUB, name: 'Kernel', ttlSeconds: AGENT_TOKEN_DAYS * 86400 });

@@ -4,9 +4,9 @@
  * - `GET /api/agent/workspaces`, `GET /api/kernel/workspaces`: the workspaces people are in
  *   (every node's), which is where an agent or a kernel is needed;
  * - `POST|DELETE /api/{agent,kernel}/workspaces/:id/lease`: one runner of each kind per workspace
- *   (collab/agent-leases.ts; Redis with several nodes); a kernel process is given, with its lease,
- *   the token it connects to that workspace with, which names it: the server refuses its writes
- *   once another process holds the lease (app.ts, the kernel fence);
+ *   (collab/agent-leases.ts; Redis with several nodes); the holder is given, with its lease, the
+ *   token it joins that workspace with, which names it: the server refuses its writes once another
+ *   process holds the lease (app.ts, the lease fence);
  * - `POST /api/kernel/workspaces/:id/calls`: what a cell asks of the server while it runs — a
  *   sample of a served volume, an analysis job's start or status — served by the same functions a
  *   kernel inside the server calls directly, for the workspace's node (with several nodes the
@@ -26,6 +26,8 @@ import { HttpError, readJson, sendJson } from './respond.ts';
 export interface ServiceApiDeps {
   /** One agent runner per workspace. */
   agentLeases: AgentLeaseStore;
+  /** The token the agent's lease holder joins a workspace with (it names the runner: fenced like a kernel process). */
+  agentLeaseToken: (ws: string, runner: string) => string;
   /** One kernel per workspace among kernel processes. */
   kernelLeases: AgentLeaseStore;
   /** Workspaces with people in them (every node's, with several nodes). */
@@ -72,7 +74,8 @@ export async function handleServiceApi(deps: ServiceApiDeps, req: IncomingMessag
       if (!Number.isFinite(ttl) || ttl < 100 || ttl > 3_600_000) throw new HttpError(400, 'bad-ttl', 'ttlMs must be between 100 and 3600000');
       const answer = await leases.acquire(ws, runner, ttl);
       // The holder's token for this workspace names it: its writes are refused once it lost the lease.
-      sendJson(res, 200, kind === 'kernel' && answer.granted ? { ...answer, token: kernels!.leaseToken(ws, runner) } : answer);
+      const token = answer.granted ? (kind === 'kernel' ? kernels!.leaseToken(ws, runner) : deps.agentLeaseToken(ws, runner)) : undefined;
+      sendJson(res, 200, token ? { ...answer, token } : answer);
       return true;
     }
     if (method === 'DELETE') {

@@ -89,8 +89,8 @@ describe('kernels in processes of their own', () => {
     await stale.synced;
     // What a kernel may write (its status; cells' runs): refused from the runner that lost the lease.
     writeKernelStatus(stale.doc, { ...readKernelStatus(stale.doc), message: 'late status from runner-a' }, KERNEL_ORIGIN);
-    const closed = await waitFor(() => stale.closes.find((c) => c.code === CloseCodes.KernelLeaseLost.code) ?? null, { message: 'the stale runner refused' });
-    expect(closed!.reason).toBe(CloseCodes.KernelLeaseLost.reason);
+    const closed = await waitFor(() => stale.closes.find((c) => c.code === CloseCodes.LeaseLost.code) ?? null, { message: 'the stale runner refused' });
+    expect(closed!.reason).toBe(CloseCodes.LeaseLost.reason);
     stale.destroy();
     const fresh = hocuspocusClient(server.url, ws, second.json.token);
     clients.push(fresh);
