@@ -269,11 +269,14 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   // Kernels inside the server: a kernel token left from a run with external kernels must not work.
   if (!kernelTokenFile) fs.rmSync(path.join(config.dataDir, KERNEL_TOKEN_FILE), { force: true });
   // The lease fence: a service process joined with its lease token (a kernel process, the agent)
-  // writes only while it holds that lease — one paused past it and resumed, or cut off, is refused.
+  // cannot write while another runner holds that lease — one paused past it and resumed, or cut
+  // off, is refused. A lease nobody holds (it lapsed; a restarted server with leases in memory)
+  // refuses nothing: the holder renews it on its next round, and nobody else wrote meanwhile.
   persistence.writeFence = async (ws, claims) => {
     if (claims.runner === undefined) return;
     const leases = claims.sub === AGENT_SUB ? agentLeases : kernelLeases;
-    if ((await leases.holder(ws)) !== claims.runner) throw new ProtocolError(CloseCodes.LeaseLost, 'this process no longer holds the workspace\'s lease');
+    const holder = await leases.holder(ws);
+    if (holder !== null && holder !== claims.runner) throw new ProtocolError(CloseCodes.LeaseLost, 'this process no longer holds the workspace\'s lease');
   };
   const bridge = new YwsBridge(hocuspocus, persistence, guard, log);
   workspaces.onDelete = async (id) => {

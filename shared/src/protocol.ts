@@ -74,7 +74,7 @@ export const CloseCodes = {
    */
   WorkspaceMoved: { code: 1012, reason: 'workspace-moved' },
   /** A service process (a kernel process, the agent) wrote after losing the workspace's lease to another one: refused. */
-  LeaseLost: { code: 4409, reason: 'lease-lost' },
+  LeaseLost: { code: 4410, reason: 'lease-lost' },
 } as const satisfies Record<string, { code: number; reason: string }>;
 export type CloseCode = (typeof CloseCodes)[keyof typeof CloseCodes];
 

@@ -36,7 +36,8 @@ interface Tracked {
 }
 
 export class WorkspacePeer {
-  readonly doc = new Y.Doc();
+  /** Its replica: a fresh one each time it joins after losing the lease (what it wrote meanwhile must never reach the server). */
+  private replica = new Y.Doc();
   /** The connection while this peer holds the lease (shared with the kernel: @plexus/peer). */
   private peer: ServicePeer | null = null;
   private readonly tracked = new Map<string, Tracked>();
@@ -59,13 +60,18 @@ export class WorkspacePeer {
     readonly workspaceId: string,
     private readonly config: AgentConfig,
     private readonly model: Model,
-    private readonly token: () => string,
+    /** The agent's service token: for the server's API (the document is joined with the lease's token). */
+    token: () => string,
     private readonly log: (msg: string, extra?: Record<string, unknown>) => void,
     /** Shared by every workspace of this agent process (per-person limits span workspaces). */
     private readonly quota: AgentQuota = new AgentQuota(config.quota),
   ) {
     this.author = { id: AGENT_USER_ID, name: config.name, kind: 'agent', color: config.color };
     this.api = new ServerApi(config.serverUrl, token, workspaceId);
+  }
+
+  get doc(): Y.Doc {
+    return this.replica;
   }
 
   /** The Yjs client id of this replica (new on every start). */
@@ -117,7 +123,9 @@ export class WorkspacePeer {
   private async leaseTick(): Promise<void> {
     if (this.closed) return;
     try {
-      const answer = await this.api.lease(this.runner, this.config.leaseMs, this.leaseAbort.signal);
+      // A renewal that hangs must not keep this runner believing it holds the lease.
+      const signal = AbortSignal.any([this.leaseAbort.signal, AbortSignal.timeout(Math.max(1000, this.leasePollMs))]);
+      const answer = await this.api.lease(this.runner, this.config.leaseMs, signal);
       if (this.closed) return;
       if (answer.granted) {
         this.leaseExpiresAt = answer.expiresAt;
@@ -140,12 +148,20 @@ export class WorkspacePeer {
     }
   }
 
-  /** Lost the lease: stop every run (another runner owns them now) and leave the document. */
+  /**
+   * Lost the lease: stop every run (another runner owns them now), leave the document, and drop
+   * the replica — the server refuses what this runner wrote without the lease, and a provider
+   * re-sends everything its replica has on its next join, so the next join starts from a fresh one.
+   */
   private lose(reason: string): void {
     this.holding = false;
+    this.leaseToken = null;
     this.log('agent lease lost', { ws: this.workspaceId, runner: this.runner, reason });
     for (const run of this.active.values()) run.stop(reason, 'error');
     this.leave();
+    for (const t of this.tracked.values()) t.undo.destroy();
+    this.tracked.clear();
+    this.replica = new Y.Doc();
   }
 
   private leave(): void {
@@ -164,7 +180,8 @@ export class WorkspacePeer {
       serverUrl: this.config.serverUrl,
       workspaceId: this.workspaceId,
       doc: this.doc,
-      token: () => this.leaseToken ?? this.token(),
+      // The token the lease came with: the server fences this runner's writes by it.
+      token: () => this.leaseToken ?? '',
       onAuthenticationFailed: (reason) => this.log('agent refused by the server', { ws: this.workspaceId, reason }),
       awareness: {
         user: { id: AGENT_USER_ID, name: this.config.name, color: this.config.color, colorLight: this.config.color + '33', role: 'service', kind: 'agent' },

@@ -116,6 +116,15 @@ describe('one agent runner per workspace', () => {
       await waitFor(() => listMessages(a.doc).some((m) => m.text === 'answer from runner-b') || null, { message: "runner-b's message reaches people" });
       expect(listMessages(a.doc).map((m) => m.text)).not.toContain('late answer from runner-a');
       expect(fresh.closes).toEqual([]);
+      // The agent's global token reads documents but cannot write them: runners write with their lease's token.
+      const global = hocuspocusClient(ctx.server.url, ws, agentToken);
+      try {
+        await global.synced;
+        postMessage(global.doc, { author, text: 'written without a lease' }, agentOrigin('r_global'));
+        expect((await waitFor(() => global.closes[0] ?? null, { message: 'the global token refused' })).reason).toBe(CloseCodes.ReadOnly.reason);
+      } finally {
+        global.destroy();
+      }
     } finally {
       stale.destroy();
       fresh.destroy();

@@ -28,6 +28,13 @@ export const KERNEL_TOKEN_FILE = 'kernel.token';
  * token for its one workspace instead, and its connection is never relayed to another node.
  */
 export const isKernelProcessClaims = (c: TokenClaims): boolean => c.ws === '*' && c.role === 'service' && c.sub === KERNEL_SUB;
+/**
+ * The agent's and kernel processes' tokens for every workspace: for the service API only. Their
+ * processes join a document with the token their lease came with, so the document endpoints make
+ * these read-only — a write that skipped the lease fence would defeat it.
+ */
+export const isGlobalServiceClaims = (c: TokenClaims): boolean => isAgentClaims(c) || isKernelProcessClaims(c);
+
 /** True for the token of a kernel started by this very node (one workspace): served here, never relayed. */
 export const isNodeKernelClaims = (c: TokenClaims): boolean => c.ws !== '*' && c.role === 'service' && c.sub === KERNEL_SUB && c.runner === undefined;
 

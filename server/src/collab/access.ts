@@ -7,6 +7,7 @@
 import type { Extension, onAuthenticatePayload, beforeHandleAwarenessPayload } from '@hocuspocus/server';
 import { CloseCodes, canWrite, type TokenClaims } from '@plexus/shared';
 import type { TokenSigner } from '../auth/tokens.ts';
+import { isGlobalServiceClaims } from '../auth/agent-token.ts';
 import { TokenError } from '../auth/tokens.ts';
 import { grantsAccess } from '../forks/registry.ts';
 import { linkRevoked, REVOKED_MESSAGE } from '../auth/link-revocation.ts';
@@ -60,7 +61,8 @@ export class AccessControl implements Extension {
   async onAuthenticate({ token, documentName, requestHeaders, requestParameters, connectionConfig, socketId }: onAuthenticatePayload): Promise<ConnectionContext> {
     try {
       const claims = await authorize(this.signer, this.store, token, documentName, requestParameters.get('epoch'));
-      connectionConfig.readOnly = !canWrite(claims.role);
+      // The agent's and kernel processes' global tokens read only: they write with their lease's token.
+      connectionConfig.readOnly = !canWrite(claims.role) || isGlobalServiceClaims(claims);
       this.log.info('connection authorized', { ws: documentName, role: claims.role, sub: claims.sub, socketId, protocol: 'hocuspocus' });
       return { claims };
     } catch (e) {

@@ -14,6 +14,7 @@ import type WebSocket from 'ws';
 import * as Y from 'yjs';
 import { applyAwarenessUpdate, encodeAwarenessUpdate, removeAwarenessStates } from 'y-protocols/awareness';
 import { CloseCodes, canWrite, writerOfToken, type TokenClaims } from '@plexus/shared';
+import { isGlobalServiceClaims } from '../auth/agent-token.ts';
 import type { Logger } from '../log.ts';
 import { encodeAwarenessEntries, type AwarenessGuard } from './awareness-guard.ts';
 import { ProtocolError } from './errors.ts';
@@ -101,7 +102,8 @@ export class YwsBridge {
   async serve(ws: WebSocket, workspaceId: string, claims: TokenClaims, early: Buffer[] = []): Promise<void> {
     const ownerKey = `yws:${randomUUID()}`;
     const origin: YwsOrigin = { source: 'yws', ownerKey, claims: { sub: claims.sub, role: claims.role, ...(claims.name !== undefined ? { name: claims.name } : {}) } };
-    const writable = canWrite(claims.role);
+    // The agent's and kernel processes' global tokens read only (their writes go through the lease fence).
+    const writable = canWrite(claims.role) && !isGlobalServiceClaims(claims);
     const log = this.log.child({ ws: workspaceId, peer: ownerKey, role: claims.role });
     const queue: Buffer[] = [...early]; // `early`: what arrived while the peer was being authorised
     let handle: ((data: Buffer) => void) | null = null;

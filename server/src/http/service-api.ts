@@ -87,6 +87,9 @@ export async function handleServiceApi(deps: ServiceApiDeps, req: IncomingMessag
   if (parts[3] === 'calls' && kind === 'kernel' && method === 'POST') {
     await deps.requireWorkspace(ws);
     const body = await readJson(req);
+    // Only the workspace's kernel may act for its cells: a process that lost its lease is refused.
+    if (typeof body.runner !== 'string' || (await deps.kernelLeases.holder(ws)) !== body.runner)
+      throw new HttpError(409, 'lease-lost', 'this kernel process does not hold the workspace\'s kernel lease');
     sendJson(res, 200, { value: await kernelCall(kernels!.calls, ws, body) });
     return true;
   }

@@ -66,9 +66,10 @@ async function serverRequest<T>(serverUrl: string, token: () => string, method: 
  * What cells ask of the server, over HTTP: the same calls a kernel inside the server makes
  * directly (http/service-api.ts serves them). Slow calls (a job's start) get a long time limit.
  */
-export function remoteKernelCalls(serverUrl: string, token: () => string) {
+export function remoteKernelCalls(serverUrl: string, token: () => string, runner: string) {
+  // Each call names the runner: the server answers only the workspace's lease holder.
   const call = (ws: string, body: Record<string, unknown>) =>
-    serverRequest<{ value: unknown }>(serverUrl, token, 'POST', `/api/kernel/workspaces/${encodeURIComponent(ws)}/calls`, body, 120_000).then((r) => r.value);
+    serverRequest<{ value: unknown }>(serverUrl, token, 'POST', `/api/kernel/workspaces/${encodeURIComponent(ws)}/calls`, { ...body, runner }, 120_000).then((r) => r.value);
   return {
     sample: (ws: string) => (op: string, dataset: string, layer: string, params: Record<string, string>) => call(ws, { kind: 'sample', op, dataset, layer, params }),
     jobs: (ws: string, op: string, args: Record<string, unknown>, by: Requester | null) => call(ws, { kind: 'job', op, args, by }),
@@ -112,8 +113,9 @@ export class KernelService {
     this.opts.log.warn(msg);
   }
 
+  /** Lease requests give up after a third of the lease: a hung one must not outlast it. */
   private request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return serverRequest<T>(this.opts.serverUrl, this.opts.token, method, path, body);
+    return serverRequest<T>(this.opts.serverUrl, this.opts.token, method, path, body, Math.min(5000, Math.floor(this.opts.leaseMs / 3)));
   }
 
   private leasePath(ws: string): string {
@@ -178,15 +180,15 @@ export class KernelService {
       return;
     }
     const current = this.held.get(ws);
+    // Lost (its deadline passed) while this request was on its way: that kernel may still be
+    // stopping; the next round asks again.
+    if (h && !current) return;
     if (!answer.granted) {
       if (current) await this.lose(ws, `another kernel process (${answer.holder}) runs this workspace now`);
       return;
     }
-    if (current && answer.fresh) {
-      // Ours a moment ago, then someone else's in between: another kernel ran meanwhile; start afresh.
-      await this.lose(ws, 'the lease was another process\'s in between');
-      return;
-    }
+    // A renewal may come back `fresh` when the server lost its leases (a restart with leases in
+    // memory): nobody else held it — had anyone, this process's deadline would have passed first.
     // The lease may have started when the request was sent: count from then.
     const expiresAt = sentAt + this.opts.leaseMs;
     if (current) {

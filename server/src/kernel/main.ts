@@ -14,13 +14,16 @@
  *   PLEXUS_KERNEL_TOKEN        or the token itself
  *   PLEXUS_KERNEL_LEASE_MS     a workspace's kernel lease (default 15000)
  *   PLEXUS_KERNEL_POLL_MS      between two rounds of the workspace list and the leases (default 1000)
- *   PLEXUS_KERNEL_UID_BASE     first uid of this process's cells (root only; default 300000): each
- *                              process runs at most 256 kernels, one uid each, so give each kernel
- *                              process on one machine its own base, 256 or more apart
+ *   PLEXUS_KERNEL_UID_BASE     first uid of this process's cells (root only): each process runs at
+ *                              most 256 kernels, one uid each, so give each kernel process on one
+ *                              machine its own base, 256 or more apart (default: 300000 + 256 ×
+ *                              (pid mod 4096), which two processes rarely share)
  * Effects: network, processes, files, process signals.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { KERNEL_TOKEN_FILE } from '../auth/agent-token.ts';
@@ -52,7 +55,9 @@ const token = (): string => {
     throw new Error(`no kernel token yet: the server writes ${tokenFile} when it starts with PLEXUS_KERNEL=external (or set PLEXUS_KERNEL_TOKEN)`);
   }
 };
-const calls = remoteKernelCalls(serverUrl, token);
+/** This process's name as a lease holder (unique, also across machines). */
+const runner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+const calls = remoteKernelCalls(serverUrl, token, runner);
 
 /** One uid per kernel: at most this many kernels per process. */
 const KERNELS_PER_PROCESS = 256;
@@ -65,7 +70,8 @@ const pool = new KernelPool({
   token: (ws) => service?.leaseToken(ws) ?? '',
   log,
   limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
-  uidBase: positive('PLEXUS_KERNEL_UID_BASE', 300_000),
+  // Processes on one machine need disjoint ranges: set it; the default spreads them by pid.
+  uidBase: positive('PLEXUS_KERNEL_UID_BASE', 300_000 + (process.pid % 4096) * KERNELS_PER_PROCESS),
   sample: calls.sample,
   jobs: calls.jobs,
 });
@@ -73,7 +79,7 @@ const leaseMs = positive('PLEXUS_KERNEL_LEASE_MS', 15_000);
 const tickMs = positive('PLEXUS_KERNEL_POLL_MS', 1000);
 // Renewals must come well before a lease runs out (the agent renews every third of it).
 if (leaseMs < 1000 || tickMs * 3 > leaseMs) throw new Error(`PLEXUS_KERNEL_LEASE_MS (${leaseMs}) must be at least 1000 and at least 3 × PLEXUS_KERNEL_POLL_MS (${tickMs})`);
-service = new KernelService({ serverUrl, token, pool, log, tickMs, leaseMs, idleMs: config.kernelIdleMs });
+service = new KernelService({ serverUrl, token, pool, log, tickMs, leaseMs, idleMs: config.kernelIdleMs, runner });
 service.start();
 log.info('kernel process started', { server: serverUrl, runner: service.runner });
 

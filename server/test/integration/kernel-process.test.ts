@@ -53,12 +53,22 @@ describe('kernels in processes of their own', () => {
       }
     // …and the kernel token is not the agent's.
     expect((await api(server.url, kernelToken, 'GET', '/api/agent/workspaces')).status).toBe(403);
-    // What a cell may ask is checked.
-    expect((await api(server.url, kernelToken, 'POST', `/api/kernel/workspaces/${ws}/calls`, { kind: 'shell' })).json.error).toBe('bad-call');
-    expect((await api(server.url, kernelToken, 'POST', `/api/kernel/workspaces/${ws}/calls`, { kind: 'job', op: '' })).json.error).toBe('bad-call');
-    const failed = await api(server.url, kernelToken, 'POST', `/api/kernel/workspaces/${ws}/calls`, { kind: 'job', op: 'calcium-status', args: { job: 'nope' } });
+    // Only the lease holder's calls are answered, and what a cell may ask is checked.
+    const call = (body: Record<string, unknown>, w = ws) => api(server.url, kernelToken, 'POST', `/api/kernel/workspaces/${w}/calls`, body);
+    expect((await call({ kind: 'job', op: 'calcium-status', runner: 'r-1' })).json.error).toBe('lease-lost');
+    expect((await api(server.url, kernelToken, 'POST', `/api/kernel/workspaces/${ws}/lease`, { runner: 'r-1', ttlMs: 60_000 })).json.granted).toBe(true);
+    expect((await call({ kind: 'job', op: 'calcium-status' })).json.error).toBe('lease-lost');
+    expect((await call({ kind: 'shell', runner: 'r-1' })).json.error).toBe('bad-call');
+    expect((await call({ kind: 'job', op: '', runner: 'r-1' })).json.error).toBe('bad-call');
+    const failed = await call({ kind: 'job', op: 'calcium-status', args: { job: 'nope' }, runner: 'r-1' });
     expect([failed.status, failed.json.error]).toEqual([422, 'call-failed']);
-    expect((await api(server.url, kernelToken, 'POST', '/api/kernel/workspaces/w_missing/calls', { kind: 'job', op: 'calcium-status' })).status).toBe(404);
+    expect((await call({ kind: 'job', op: 'calcium-status', runner: 'r-1' }, 'w_missing')).status).toBe(404);
+    // The global kernel token reads documents but cannot write them: kernels write with their lease's token.
+    const global = hocuspocusClient(server.url, ws, kernelToken);
+    clients.push(global);
+    await global.synced;
+    writeKernelStatus(global.doc, { ...readKernelStatus(global.doc), message: 'written without a lease' }, KERNEL_ORIGIN);
+    expect((await waitFor(() => global.closes[0] ?? null, { message: 'the global token refused' })).reason).toBe(CloseCodes.ReadOnly.reason);
     expect(server.kernels!.running).toBe(0);
 
     // A server running its kernels itself has no kernel routes, and no kernel token is left behind.
