@@ -3,7 +3,7 @@
  * bench/: real servers (in-process or child process), stock clients (Hocuspocus provider,
  * y-websocket, raw protocol), waiting on conditions, temporary directories, gates that hold a cell
  * at a known point, the kernel suite and the agent harness.
- *   wait.ts       waitFor, until, sleep
+ *   wait.ts       waitFor, until, within, sleep
  *   dirs.ts       repoRoot, tmpDir, tempDirs
  *   plexus.ts     startTestServer, startChildServer, api, rawRequest, storedDoc(Async), sqliteStore, hocuspocusClient, ywsClient
  *   quiet-ws.ts   QuietWebSocket

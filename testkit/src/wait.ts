@@ -31,3 +31,20 @@ export async function until(pred: () => boolean, timeout = 30_000, interval = 5,
     await sleep(interval);
   }
 }
+
+/**
+ * `p`, or a failure naming `what` after `timeout` ms: a hang guard for steps that have no limit of
+ * their own (a client's first sync, a database restart), so a stuck step says which it was instead
+ * of running into the test's own time limit.
+ */
+export async function within<T>(p: Promise<T>, what: string, timeout = 120_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeout / 1000} s waiting for ${what}`)), timeout);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cellSource, createCell, listCells, mulberry32, userOrigin } from '@plexus/shared';
 import type { Redis } from 'ioredis';
 import {
-  api, checkMarkers, hocuspocusClient, newLedger, startHaproxy, startTestCluster, typeMarkers, waitFor,
+  api, checkMarkers, hocuspocusClient, newLedger, startHaproxy, startTestCluster, typeMarkers, waitFor, within,
   type ChildServer, type Haproxy, type HpClient, type TestCluster,
 } from '@plexus/testkit';
 import { connectRedis } from '../../src/cluster/redis.ts';
@@ -100,13 +100,13 @@ describe('nodes dying', () => {
     const ws = (await api(lb.url, owner, 'POST', '/api/workspaces', { name: 'Postgres outage' })).json.workspace.id as string;
     // One client on each node (directly): two of them are relayed to the serving node.
     const clients = IDS.map((id) => hocuspocusClient(nodes.get(id)!.url, ws, owner, { reconnect: true }));
-    await Promise.all(clients.map((c) => c.synced));
+    await within(Promise.all(clients.map((c) => c.synced)), 'the three clients synced');
     const ledger = newLedger();
     const typing = typeMarkers(clients, ledger, { round: 0, rand: mulberry32(11) });
     await waitFor(() => ledger.acked.size >= 15, { timeout: 120_000, message: 'acknowledged markers before the outage' });
-    await typing.stop();
+    await within(typing.stop(), 'the typists stopped');
     await waitFor(() => clients.every((c) => c.provider.unsyncedChanges === 0), { message: 'all acknowledged' });
-    await cluster.pg.stop('fast');
+    await within(cluster.pg.stop('fast'), 'Postgres stopped', 200_000);
     try {
       const before = clients.map((c) => c.closes.length);
       clients.forEach((c, i) => createCell(c.doc, { kind: 'code', source: `typed during the outage ${i}`, author: `c${i}` }, userOrigin(`c${i}`)));
@@ -114,12 +114,12 @@ describe('nodes dying', () => {
       await waitFor(() => clients.every((c, i) => c.closes.slice(before[i]).some((e) => e.code === 4503 && e.reason === 'storage-unavailable')), { timeout: 60_000, message: 'every client refused with 4503' });
       expect(clients.every((c) => c.provider.unsyncedChanges > 0)).toBe(true);
     } finally {
-      await cluster.pg.start();
+      await within(cluster.pg.start(), 'Postgres started again', 200_000);
     }
     // The providers reconnect, re-send and are acknowledged; everything is there exactly once.
     await waitFor(() => clients.every((c) => c.provider.unsyncedChanges === 0), { timeout: 120_000, message: 'acknowledged after the outage' });
     const reader = hocuspocusClient(lb.url, ws, owner);
-    await reader.synced;
+    await within(reader.synced, 'a reader synced through the load balancer');
     expect(checkMarkers(reader.doc, ledger)).toEqual([]);
     for (let i = 0; i < clients.length; i++) expect(listCells(reader.doc).filter((c) => cellSource(c) === `typed during the outage ${i}`)).toHaveLength(1);
     reader.destroy();
