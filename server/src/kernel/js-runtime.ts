@@ -293,8 +293,13 @@ export class JsRuntime {
       if (this.run_ !== r || !child.running) return;
       const now = child.cpuState();
       const kill = interruptVerdict({ waitedMs: Date.now() - started, cpuMs: at0 && now ? now.cpuMs - at0.cpuMs : null, state: now?.state ?? null, graceMs, cpuGraceMs, maxWaitMs }) === 'kill';
-      if (kill) child.kill('interrupted (the cell did not stop; the kernel was restarted and values were lost)');
-      else setTimeout(check, 200).unref();
+      if (!kill) return void setTimeout(check, 200).unref();
+      // Timers run before I/O in Node's loop: a runner that stopped and answered, and now sleeps,
+      // looks exactly like one stuck where no signal reaches — unless its answer, already in the
+      // pipe, is read first. So the kill waits for this turn's I/O (a busy kernel's loop lags).
+      setImmediate(() => {
+        if (this.run_ === r && child.running) child.kill('interrupted (the cell did not stop; the kernel was restarted and values were lost)');
+      });
     };
     setTimeout(check, 200).unref();
   }
