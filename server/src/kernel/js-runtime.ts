@@ -65,6 +65,8 @@ export interface RunOutcome {
 const START_SLACK_MS = 5000;
 /** Hard deadline slack after the runner said it started executing (its vm timeout fires first). */
 const RUN_SLACK_MS = 2000;
+/** A starved runner's deadline is checked again this often (its CPU, not the wall clock, counts). */
+const STARVED_RECHECK_MS = 500;
 /** Longest a run may last in all, waiting for the server included (run-deadline.ts; at least 10× the cell limit). */
 const HOST_WAIT_CAP_MS = 5 * 60_000;
 
@@ -99,7 +101,13 @@ export function deathReason(exit: ChildExit, memoryMb: number): string {
   return `the kernel process exited (code ${exit.code}) and was restarted`;
 }
 
-type Pending = { resolve: (o: RunOutcome) => void; onStream: (name: 'stdout' | 'stderr', text: string) => void; deadline: RunDeadline };
+type Pending = {
+  resolve: (o: RunOutcome) => void;
+  onStream: (name: 'stdout' | 'stderr', text: string) => void;
+  deadline: RunDeadline;
+  /** The runner's CPU time when it said it started executing (null before, or where /proc cannot be read). */
+  cpuAtRunning: number | null;
+};
 
 export class JsRuntime {
   private child: SandboxedChild | null = null;
@@ -180,6 +188,7 @@ export class JsRuntime {
         const r = this.run_;
         if (!r || m.runId !== r.runId) return;
         r.deadline.restart(this.opts.timeoutMs + RUN_SLACK_MS);
+        r.cpuAtRunning = this.child?.cpuState()?.cpuMs ?? null;
         return;
       }
       case 'done':
@@ -242,7 +251,7 @@ export class JsRuntime {
       // and the cell's compilation come first, seconds on a starved machine) and is re-armed
       // when the runner says it started executing.
       const deadline = new RunDeadline(this.opts.timeoutMs + START_SLACK_MS, Math.max(HOST_WAIT_CAP_MS, 10 * this.opts.timeoutMs), () => this.hardTimeout());
-      this.run_ = { runId: input.runId, resolve, onStream, deadline };
+      this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: null };
       this.child!.send({ type: 'run', ...input, timeoutMs: this.opts.timeoutMs });
     });
   }
@@ -256,6 +265,12 @@ export class JsRuntime {
   }
 
   private hardTimeout(): void {
+    // A runner that is runnable but has not had the CPU to use its time (a starved machine; cells
+    // run at a lower priority) is waited for, as Interrupt does: killing it would lose every value
+    // for nothing. Its own CPU since it started executing decides; the deadline's cap still holds.
+    const r = this.run_;
+    const now = this.child?.cpuState();
+    if (r && now && r.cpuAtRunning !== null && now.state === 'R' && now.cpuMs - r.cpuAtRunning < this.opts.timeoutMs + RUN_SLACK_MS && r.deadline.extend(STARVED_RECHECK_MS)) return;
     const secs = Math.round(this.opts.timeoutMs / 100) / 10;
     this.child?.kill(`timed out after ${secs} s (the kernel was restarted; values of other cells were lost)`);
   }

@@ -44,6 +44,18 @@ export class RunDeadline {
     this.arm();
   }
 
+  /**
+   * After it expired: the supervisor chose to wait `budgetMs` more. False (and nothing changes)
+   * once the cap is reached or during a call to the server.
+   */
+  extend(budgetMs: number): boolean {
+    if (this.timer !== null) return true;
+    if (this.calls > 0 || this.capMs - (this.clock.now() - this.started) <= 0) return false;
+    this.done = false;
+    this.restart(budgetMs);
+    return true;
+  }
+
   /** The cell called the server: its own time stops. */
   callStarted(): void {
     if (this.done || this.calls++ > 0) return;

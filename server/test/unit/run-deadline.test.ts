@@ -82,4 +82,26 @@ describe('run deadline', () => {
     clock.advance(10_000);
     expect(expired).toBe(1);
   });
+
+  it('after it expired, the supervisor may wait more (a starved runner), but never past the cap', () => {
+    const clock = new ManualClock();
+    let expired = 0;
+    let d!: RunDeadline;
+    // The supervisor waits 500 ms more each time it finds the runner starved.
+    d = new RunDeadline(1000, 3000, () => {
+      expired++;
+      d.extend(500);
+    }, clock);
+    clock.advance(1000);
+    expect(expired).toBe(1);
+    clock.advance(499);
+    expect(expired).toBe(1);
+    clock.advance(1);
+    expect(expired).toBe(2);
+    clock.advance(1500); // 2,000 ms more: the cap (3,000 ms in all) is reached
+    expect(expired).toBe(5);
+    expect(d.extend(500)).toBe(false);
+    clock.advance(10_000);
+    expect(expired).toBe(5);
+  });
 });
