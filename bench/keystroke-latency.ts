@@ -20,7 +20,8 @@
  * receiver of each keystroke) approximates the server path alone; "last" is full fan-out.
  *
  * Baselines: `bare` (no persistence), `hocuspocus-sqlite` (Hocuspocus' own SQLite extension at its
- * default store debounce), `hocuspocus-sqlite-sync` (storing on every change); see bare-hocuspocus.ts.
+ * default store debounce), `hocuspocus-sqlite-sync` (storing on every change); see bare-hocuspocus.ts;
+ * and `plexus-shadow`, Plexus with its update pre-check off (every update on a shadow replica).
  * Run: npx tsx bench/keystroke-latency.ts [--counts=2,20,100] [--servers=plexus,bare,hocuspocus-sqlite] [--rounds=3]
  *      [--keystrokes=120] [--warmup=30] [--interval=25] [--cpu-prof] [--label=keystroke-latency]
  *      [--light]  (receivers: light protocol clients without a Y.Doc, to measure the server's fan-out)
@@ -30,12 +31,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import type { ServerKind } from './lib.ts';
 import { performance } from 'node:perf_hooks';
 import { cellText, createCell, getCell, insertCellText, userOrigin, type CellId } from '@plexus/shared';
 import * as Y from 'yjs';
 import { printProfile } from './cpuprofile.ts';
-import { connectClient, connectMany, createWorkspace, deliveries, idleCpuPerSecond as idleCpu, lightReceiver, fmt, machine, printTable, repoRoot, sleep, spawnServer, summarize, until, type BenchClient, type ChildServer, type ProbeStats, type Summary } from './lib.ts';
+import { connectClient, connectMany, createWorkspace, deliveries, idleCpuPerSecond as idleCpu, isPlexusKind, lightReceiver, fmt, machine, printTable, repoRoot, sleep, spawnServer, summarize, until, type BenchClient, type ChildServer, type ProbeStats, type ServerKind, type Summary } from './lib.ts';
 
 interface Options {
   counts: number[];
@@ -121,7 +121,7 @@ async function measureIdle(server: ChildServer): Promise<void> {
 async function runOne(server: ChildServer, n: number, round: number, o: Options): Promise<RawRun> {
   const kind = server.kind;
   const label = `latency-${n}-${round}-${workspaceSeq++}`;
-  const name = kind === 'plexus' ? await createWorkspace(server, label) : label;
+  const name = isPlexusKind(kind) ? await createWorkspace(server, label) : label;
   const loadAvg = os.loadavg()[0]!;
   const t0 = performance.now();
   const total = o.warmup + o.keystrokes;

@@ -140,13 +140,18 @@ export interface SpawnOptions {
 }
 
 /**
- * `plexus`: server/src/main.ts; `bare`: a bare Hocuspocus; `hocuspocus-sqlite`: Hocuspocus with its
- * own SQLite persistence at its default store debounce; `hocuspocus-sqlite-sync`: the same storing
- * on every change; `static`: a plain file server of env STATIC_ROOT.
+ * `plexus`: server/src/main.ts; `plexus-shadow`: the same with the pre-check off (every update
+ * decided on a shadow replica, as before it: PLEXUS_UPDATE_PRECHECK=0); `bare`: a bare Hocuspocus;
+ * `hocuspocus-sqlite`: Hocuspocus with its own SQLite persistence at its default store debounce;
+ * `hocuspocus-sqlite-sync`: the same storing on every change; `static`: a plain file server of env
+ * STATIC_ROOT.
  */
-export type ServerKind = 'plexus' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
+export type ServerKind = 'plexus' | 'plexus-shadow' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
+/** Kinds that are Plexus servers (workspaces made through its API, a data directory). */
+export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow';
 const ENTRIES: Record<ServerKind, string> = {
   plexus: path.join(repoRoot, 'server/src/main.ts'),
+  'plexus-shadow': path.join(repoRoot, 'server/src/main.ts'),
   bare: path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite': path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite-sync': path.join(here, 'bare-hocuspocus.ts'),
@@ -154,6 +159,7 @@ const ENTRIES: Record<ServerKind, string> = {
 };
 /** What each kind needs in its environment. */
 const KIND_ENV: Partial<Record<ServerKind, () => Record<string, string>>> = {
+  'plexus-shadow': () => ({ PLEXUS_UPDATE_PRECHECK: '0' }),
   'hocuspocus-sqlite': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite') }),
   'hocuspocus-sqlite-sync': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite'), BENCH_HOCUSPOCUS_DEBOUNCE: '0' }),
 };
@@ -161,7 +167,7 @@ const KIND_ENV: Partial<Record<ServerKind, () => Record<string, string>>> = {
 /** Starts a server of `kind` in a child process with the probe preloaded. */
 export async function spawnServer<K extends ServerKind>(kind: K, opts: SpawnOptions = {}): Promise<ChildServer<K>> {
   const entry = ENTRIES[kind];
-  const dataDir = opts.dataDir ?? (kind === 'plexus' ? tmpDir('plexus-bench-') : undefined);
+  const dataDir = opts.dataDir ?? (isPlexusKind(kind) ? tmpDir('plexus-bench-') : undefined);
   const proc = spawn(process.execPath, ['--import', 'tsx', '--import', path.join(here, 'probe.ts'), ...(opts.nodeArgs ?? []), entry], {
     cwd: repoRoot,
     env: {
@@ -198,7 +204,7 @@ export async function spawnServer<K extends ServerKind>(kind: K, opts: SpawnOpti
     });
     lines(proc.stderr!, (l) => output.push(l));
     exited.then((code) => reject(new Error(`${kind} server exited with ${code}:\n${output.join('\n')}`)));
-    setTimeout(() => reject(new Error(`${kind} server did not start in 30 s:\n${output.join('\n')}`)), 30_000).unref();
+    setTimeout(() => reject(new Error(`${kind} server did not start in 120 s:\n${output.join('\n')}`)), 120_000).unref(); // a hang guard: a loaded machine starts slowly
   });
   const info = await ready;
 

@@ -14,7 +14,9 @@
  *   3. The same with K *empty* workspaces: the cost of a connection + an empty document, so the
  *      content's share is the difference.
  *   4. For reference, the heap of K plain Y.Docs holding the same state in this process.
- * Run: npx tsx bench/memory.ts [--k=20]
+ * With --servers=plexus,plexus-shadow both run on the same fixture, one after the other: Plexus as
+ * shipped, and with its update pre-check off (a shadow replica per open workspace, as before it).
+ * Run: npx tsx bench/memory.ts [--k=20] [--servers=plexus]
  * Prints figures; asserts nothing.
  */
 import path from 'node:path';
@@ -27,7 +29,9 @@ import { startServer } from '@plexus/server/app';
 import { fillNotebook } from './fixtures.ts';
 import { BENCH_SECRET, connectClient, fmt, machine, mb, printTable, sleep, spawnServer, tmpDir, type BenchClient, type MemoryFigures } from './lib.ts';
 
-const K = Number(process.argv.find((a) => a.startsWith('--k='))?.split('=')[1] ?? 20);
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const K = Number(arg('k') ?? 20);
+const SERVERS = (arg('servers') ?? 'plexus').split(',') as Array<'plexus' | 'plexus-shadow'>;
 
 async function buildFixture(): Promise<{ dir: string; full: string[]; empty: string[]; state: Uint8Array }> {
   const dir = tmpDir('plexus-mem-');
@@ -51,8 +55,8 @@ interface Point {
   mem: MemoryFigures;
 }
 
-async function measure(dir: string, ids: string[], checkpoints: number[]): Promise<{ base: MemoryFigures; points: Point[] }> {
-  const server = await spawnServer('plexus', { dataDir: dir, nodeArgs: ['--expose-gc'] });
+async function measure(kind: 'plexus' | 'plexus-shadow', dir: string, ids: string[], checkpoints: number[]): Promise<{ base: MemoryFigures; points: Point[] }> {
+  const server = await spawnServer(kind, { dataDir: dir, nodeArgs: ['--expose-gc'] });
   const clients: BenchClient[] = [];
   try {
     await sleep(500);
@@ -100,28 +104,35 @@ async function main(): Promise<void> {
   const f = await buildFixture();
   console.log(`fixture: ${K} workspaces of 1000 code cells x 20 lines + outputs (state ${(f.state.byteLength / 1024).toFixed(0)} KiB each), ${K} empty workspaces`);
   const checkpoints = [1, 5, 10, K].filter((c, i, a) => c <= K && a.indexOf(c) === i);
-  const full = await measure(f.dir, f.full, checkpoints);
-  const empty = await measure(f.dir, f.empty, [K]);
-
-  const row = (label: string, base: MemoryFigures, p: Point) => [
-    label, p.open, mb(p.mem.rss), mb(p.mem.heapUsed), mb(p.mem.external),
-    mb((p.mem.rss - base.rss) / p.open), mb((p.mem.heapUsed - base.heapUsed) / p.open), mb((p.mem.external - base.external) / p.open),
-  ];
-  console.log(`\nbaseline (no workspace open): RSS ${mb(full.base.rss)} MiB, heapUsed ${mb(full.base.heapUsed)} MiB, external ${mb(full.base.external)} MiB`);
-  printTable(
-    ['workspaces', 'open', 'RSS MiB', 'heapUsed MiB', 'external MiB', 'RSS / ws MiB', 'heapUsed / ws MiB', 'external / ws MiB'],
-    [...full.points.map((p) => row('1000 cells', full.base, p)), ...empty.points.map((p) => row('empty', empty.base, p))],
-  );
-  const last = full.points[full.points.length - 1]!;
-  const lastEmpty = empty.points[0]!;
-  const perWs = (last.mem.heapUsed - full.base.heapUsed) / last.open;
-  const perEmpty = (lastEmpty.mem.heapUsed - empty.base.heapUsed) / lastEmpty.open;
   const plain = docHeap(f.state, Math.min(K, 10));
-  console.log(
-    `\nper open idle 1000-cell workspace: heapUsed ${mb(perWs)} MiB, RSS ${mb((last.mem.rss - full.base.rss) / last.open)} MiB; ` +
-      `of which connection + empty document ${mb(perEmpty)} MiB heap; a plain Y.Doc with the same state holds ${mb(plain)} MiB of heap ` +
-      `(server / plain Y.Doc = ${fmt(perWs / plain)})`,
-  );
+  const summary: Array<[string, number, number]> = [];
+  for (const kind of SERVERS) {
+    const full = await measure(kind, f.dir, f.full, checkpoints);
+    const empty = await measure(kind, f.dir, f.empty, [K]);
+
+    const row = (label: string, base: MemoryFigures, p: Point) => [
+      label, p.open, mb(p.mem.rss), mb(p.mem.heapUsed), mb(p.mem.external),
+      mb((p.mem.rss - base.rss) / p.open), mb((p.mem.heapUsed - base.heapUsed) / p.open), mb((p.mem.external - base.external) / p.open),
+    ];
+    console.log(`\n## ${kind}\nbaseline (no workspace open): RSS ${mb(full.base.rss)} MiB, heapUsed ${mb(full.base.heapUsed)} MiB, external ${mb(full.base.external)} MiB`);
+    printTable(
+      ['workspaces', 'open', 'RSS MiB', 'heapUsed MiB', 'external MiB', 'RSS / ws MiB', 'heapUsed / ws MiB', 'external / ws MiB'],
+      [...full.points.map((p) => row('1000 cells', full.base, p)), ...empty.points.map((p) => row('empty', empty.base, p))],
+    );
+    const last = full.points[full.points.length - 1]!;
+    const lastEmpty = empty.points[0]!;
+    const perWs = (last.mem.heapUsed - full.base.heapUsed) / last.open;
+    const perEmpty = (lastEmpty.mem.heapUsed - empty.base.heapUsed) / lastEmpty.open;
+    const rssPerWs = (last.mem.rss - full.base.rss) / last.open;
+    summary.push([kind, perWs, rssPerWs]);
+    console.log(
+      `\nper open idle 1000-cell workspace: heapUsed ${mb(perWs)} MiB, RSS ${mb(rssPerWs)} MiB; ` +
+        `of which connection + empty document ${mb(perEmpty)} MiB heap; a plain Y.Doc with the same state holds ${mb(plain)} MiB of heap ` +
+        `(server / plain Y.Doc = ${fmt(perWs / plain)})`,
+    );
+  }
+  console.log('\n## Per open idle 1000-cell workspace (aim: heap ≤ 1.3× a plain Y.Doc)');
+  printTable(['server', 'heapUsed / ws MiB', 'RSS / ws MiB', 'plain Y.Doc MiB', 'heap / plain Y.Doc'], summary.map(([k, h, r]) => [k, mb(h), mb(r), mb(plain), fmt(h / plain)]));
   fs.rmSync(f.dir, { recursive: true, force: true });
 }
 

@@ -6,10 +6,14 @@
  * keystrokes in a code cell, new cells, chat messages. Then the whole-document check every load
  * runs (checkDocument), for the same workspace. Alternates A/B per update so that both see the
  * same machine state.
+ * Then the server's whole decision per incoming update, both ways side by side (collab/shadow.ts):
+ * the shadow way (apply to the shadow replica and check the transaction there, then apply to the
+ * live document) against the pre-check way (decode, `precheckUpdate` against the live document,
+ * then apply to it) — the second apply it saves, and the replica it does not keep.
  * Run: npx tsx bench/schema-check.ts. Prints figures; asserts nothing.
  */
 import * as Y from 'yjs';
-import { checkDocument, checkTransaction, createCell, initWorkspace, postMessage, serverOrigin, userOrigin, type CellId } from '@plexus/shared';
+import { checkDocument, checkTransaction, createCell, initWorkspace, postMessage, precheckUpdate, serverOrigin, userOrigin, type CellId, type DecodedUpdate } from '@plexus/shared';
 import { fillNotebook, keystrokeUpdates } from './fixtures.ts';
 import { fmt, machine, printTable, summarize } from './lib.ts';
 
@@ -64,6 +68,34 @@ for (const [what, updates] of kinds) {
   rows.push([what, sa.n, fmt(sa.p50 * 1000, 1), fmt(sb.p50 * 1000, 1), fmt(sb.p50 / sa.p50, 2), fmt(sa.p99 * 1000, 1), fmt(sb.p99 * 1000, 1), fmt((sb.mean - sa.mean) * 1000, 1)]);
 }
 printTable(['update', 'n', 'apply p50 µs', 'apply+check p50 µs', 'ratio p50', 'apply p99 µs', 'apply+check p99 µs', 'added mean µs'], rows);
+
+console.log('\n## Deciding an incoming update and applying it: shadow way vs pre-check way (same updates, alternating)\n');
+const ways: Array<Array<string | number>> = [];
+for (const [what, updates] of kinds) {
+  const shadow = replica();
+  const liveA = replica();
+  const liveB = replica();
+  let violations = 0;
+  shadow.on('afterTransaction', (tr: Y.Transaction) => (violations += checkTransaction(tr, 'person').length));
+  let declined = 0;
+  const a: number[] = [];
+  const b: number[] = [];
+  for (const u of updates) {
+    let t = performance.now();
+    Y.applyUpdate(shadow, u, 'remote');
+    Y.applyUpdate(liveA, u, 'remote');
+    a.push(performance.now() - t);
+    t = performance.now();
+    if (!precheckUpdate(liveB, Y.decodeUpdate(u) as DecodedUpdate, 'person').ok) declined++;
+    Y.applyUpdate(liveB, u, 'remote');
+    b.push(performance.now() - t);
+  }
+  if (violations) throw new Error(`${violations} violations in legitimate updates`);
+  const sa = summarize(a);
+  const sb = summarize(b);
+  ways.push([what, sa.n, declined, fmt(sa.p50 * 1000, 1), fmt(sb.p50 * 1000, 1), fmt(sb.p50 / sa.p50, 2), fmt(sa.p99 * 1000, 1), fmt(sb.p99 * 1000, 1), fmt(sb.mean / sa.mean, 2)]);
+}
+printTable(['update', 'n', 'left to the shadow', 'shadow way p50 µs', 'pre-check way p50 µs', 'ratio p50', 'shadow way p99 µs', 'pre-check way p99 µs', 'ratio mean'], ways);
 
 const loads: number[] = [];
 for (let i = 0; i < 20; i++) {

@@ -166,7 +166,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const secret = config.secret ? Buffer.from(config.secret, 'utf8') : await storage.tokenSecret();
   const signer = new TokenSigner(secret);
   const guard = new AwarenessGuard();
-  const persistence = new DurablePersistence(store, log, { compactEvery: config.compactEvery, compactIdleMs: config.compactIdleMs });
+  const persistence = new DurablePersistence(store, log, { compactEvery: config.compactEvery, compactIdleMs: config.compactIdleMs, precheck: config.updatePrecheck });
   // The operator's side: readiness checks, metrics (the store's appends timed), the drain state.
   const readiness = new Readiness([{ name: 'storage', check: () => store.get(READY_PROBE_ID) }]);
   const drainState = new Drain();
@@ -177,6 +177,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     ywsPeers: (id) => bridge.peerCount(id),
     ywsKinds: () => bridge.kinds(),
     kernelsRunning: () => kernels?.running ?? 0,
+    validation: () => persistence.validation,
     httpInFlight: () => drainState.requestsInFlight,
     accepting: () => nodeState() === 'accepting',
     draining: () => drainState.draining,

@@ -30,6 +30,12 @@ export interface ServerConfig {
   compactEvery: number;
   /** Idle time after the last update before a snapshot is written (ms). */
   compactIdleMs: number;
+  /**
+   * Accept ordinary updates by the pre-check, without a shadow replica (collab/shadow.ts); off
+   * (`PLEXUS_UPDATE_PRECHECK=0`) every update is decided on a shadow kept for each open workspace,
+   * as before: a switch for benchmarks and for ruling the pre-check out.
+   */
+  updatePrecheck: boolean;
   /** An automatic checkpoint at most this often while a workspace changes (ms; 0 turns them off). */
   checkpointActivityMs: number;
   /** Serve /volumes without a token. */
@@ -174,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: level,
     compactEvery: int(env.PLEXUS_COMPACT_EVERY, 1000, 'PLEXUS_COMPACT_EVERY'),
     compactIdleMs: int(env.PLEXUS_COMPACT_IDLE_MS, 5000, 'PLEXUS_COMPACT_IDLE_MS'),
+    updatePrecheck: env.PLEXUS_UPDATE_PRECHECK !== '0',
     checkpointActivityMs: int(env.PLEXUS_CHECKPOINT_MINUTES, 5, 'PLEXUS_CHECKPOINT_MINUTES') * 60_000,
     publicVolumes: env.PLEXUS_PUBLIC_VOLUMES === '1',
     volumesCorsOrigins: (env.PLEXUS_VOLUMES_CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),

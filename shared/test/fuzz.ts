@@ -10,7 +10,7 @@
  */
 import * as Y from 'yjs';
 import * as S from '../src/index.ts';
-import { Network, Rng, canonicalJson, cellIds, docView, encodedView, seedWebCrypto, wrote } from './helpers.ts';
+import { Network, REMOTE, Rng, canonicalJson, cellIds, docView, encodedView, seedWebCrypto, wrote } from './helpers.ts';
 import { fuzzOperations, type FuzzContext } from './fuzz-ops.ts';
 
 export interface FuzzResult {
@@ -18,7 +18,10 @@ export interface FuzzResult {
   opCounts: Record<string, number>;
 }
 
-export function runFuzz(seed: number, replicas: number, ops: number): FuzzResult {
+/** Every local update of a replica, with the writer that made it (what a server would receive from that client). */
+export type LocalUpdateHook = (update: Uint8Array, writer: S.Writer, replica: number) => void;
+
+export function runFuzz(seed: number, replicas: number, ops: number, onLocalUpdate?: LocalUpdateHook): FuzzResult {
   const rng = new Rng(seed);
   const crypto = seedWebCrypto(new Rng(seed ^ 0x5eed));
   const problems: string[] = [];
@@ -27,6 +30,15 @@ export function runFuzz(seed: number, replicas: number, ops: number): FuzzResult
   try {
     const net = new Network(replicas, rng);
     const docs = net.docs;
+    // Registered before the seed, which only the server writes (so undoWriter is not read before it exists).
+    if (onLocalUpdate)
+      docs.forEach((doc, i) =>
+        doc.on('update', (update: Uint8Array, origin: unknown) => {
+          if (origin === REMOTE) return;
+          const writer = S.writerOfOrigin(origin) ?? undoWriter.get(origin);
+          if (writer) onLocalUpdate(update, writer, i);
+        }),
+      );
     S.initWorkspace(docs[0]!, { title: 'Fuzz', created: 0 }, S.serverOrigin('seed'));
     net.settle();
 

@@ -61,6 +61,8 @@ export interface PersistenceOptions {
   compactEvery: number;
   compactIdleMs: number;
   retryMs?: number;
+  /** Let the pre-check accept updates without a shadow replica (default true; shadow.ts). */
+  precheck?: boolean;
 }
 
 export class DurablePersistence implements Extension {
@@ -72,6 +74,12 @@ export class DurablePersistence implements Extension {
   /** Workspaces another node took over (fenced off): nothing more of them is stored from here. */
   private readonly fenced = new Set<string>();
   private readonly shadows = new ShadowValidator();
+  /** How incoming updates were decided: by the pre-check or on a shadow replica (shadow.ts). */
+  readonly validation = this.shadows.stats;
+  /** Whether a shadow replica of `ws` is held now. */
+  hasShadow(ws: string): boolean {
+    return this.shadows.hasShadow(ws);
+  }
   /** Called once when storage refuses a workspace's write because another node holds its fence (cluster/ownership.ts drops it). */
   onFenced: (ws: string) => void = () => {};
   /**
@@ -161,11 +169,14 @@ export class DurablePersistence implements Extension {
     this.pendingLog.delete(documentName);
     this.docs.set(documentName, { doc: document, state });
     // With synchronous appends an update is applied to the live document in the turn it was
-    // checked, so the shadow never needs it again. With asynchronous ones the shadow can be
-    // rebuilt (after a refusal) while an update waits for its append: mirror everything then (a
-    // second apply of a known update is a no-op), so such an update reaches the shadow too.
-    this.shadows.attach(documentName, document, this.store.syncAppends ? alreadyLogged : () => false);
-    // Build the validation replica right after this turn: off the first sync's path.
+    // checked, so the shadow (when there is one) never needs it again, and the pre-check can
+    // decide against the live document. With asynchronous ones the shadow can be rebuilt (after a
+    // refusal) while an update waits for its append: mirror everything then (a second apply of a
+    // known update is a no-op), so such an update reaches the shadow too; and every update is
+    // decided there (shadow.ts).
+    const sync = this.store.syncAppends;
+    this.shadows.attach(documentName, document, sync ? alreadyLogged : () => false, sync && this.opts.precheck !== false);
+    // Build the validation replica right after this turn where it is needed: off the first sync's path.
     setImmediate(() => this.shadows.prepare(documentName));
     migrate(document, serverOrigin('migrate'));
     if (state.sinceSnapshot >= this.opts.compactEvery) this.compactSoon(documentName);

@@ -1,22 +1,47 @@
 /**
- * Atomic, schema-checked application of untrusted updates. `Y.applyUpdate` is not atomic, and an update can decode
- * completely (`Y.decodeUpdate`) yet still throw halfway through integration (a mutated struct whose
- * parent or origin resolves to the wrong kind of item), leaving the document half-changed — and,
- * once logged, making the workspace fail to load. So every incoming update is first applied to a
- * shadow replica kept identical to the live document; only if that succeeds is it logged and
- * applied to the live document, where it then cannot fail (same state, same update: Yjs is
- * deterministic). A failed shadow is rebuilt from the live document.
- * The shadow is also where the document schema is enforced: what the update did there (the items
- * it added and deleted) is checked against the schema and the sender's rights (shared
- * doc-schema); an update that breaks a rule, or that depends on changes the server does not have
- * (it would wait in Yjs' pending queue and be applied later, under someone else's rights), is
- * refused, and the shadow rebuilt, before anything is stored or relayed.
- * Costs: one more replica per loaded workspace (memory about x2) and one more apply per update.
- * Effects: keeps replicas in memory.
+ * Atomic, schema-checked application of untrusted updates. `Y.applyUpdate` is not atomic, and an
+ * update can decode completely (`Y.decodeUpdate`) yet still throw halfway through integration (a
+ * mutated struct whose parent or origin resolves to the wrong kind of item), leaving the document
+ * half-changed — and, once logged, making the workspace fail to load. An update that breaks the
+ * document schema or the sender's rights (shared doc-schema), or that depends on changes the
+ * server does not have (it would wait in Yjs' pending queue and be applied later, under someone
+ * else's rights), must be refused before anything is stored or relayed.
+ *
+ * Two ways to decide, the second only when the first cannot:
+ * - **The pre-check** (shared `precheckUpdate`): reads the decoded update against the live
+ *   document and accepts it when it can show that Yjs integrates all of it and that what it does
+ *   keeps the rules. Every update of a writer working alone takes this way (typing, cells, chat,
+ *   runs, outputs): no second replica, no second apply.
+ * - **The shadow replica**: the update is applied to a replica identical to the live document and
+ *   what it did there is checked (`checkTransaction`); only if that succeeds is it logged and
+ *   applied to the live document, where it then cannot fail (same state, same update: Yjs is
+ *   deterministic). It decides what the pre-check leaves to it — concurrent map writes, edits
+ *   inside what someone else deleted meanwhile, anything unusual, and every refusal, so refusals
+ *   read as before. The replica is built from the live document when needed, kept in step for the
+ *   next `KEEP_SHADOW` accepted updates (a burst of such updates, e.g. a reconnect, builds it
+ *   once), then dropped.
+ *
+ * With asynchronous storage (Postgres) an update is applied to the live document only after its
+ * append resolves, so the next one may depend on one the live document does not have yet: there
+ * the shadow is kept all the time and every update goes through it, as it holds them all.
+ * Effects: keeps replicas in memory while they are needed.
  */
 import * as Y from 'yjs';
-import { CloseCodes, checkTransaction, type Violation, type Writer } from '@plexus/shared';
+import { CloseCodes, checkTransaction, precheckUpdate, type DecodedUpdate, type Violation, type Writer } from '@plexus/shared';
 import { ProtocolError } from './errors.ts';
+
+/** Accepted updates after the shadow's last use during which it is kept (and mirrored) before it is dropped. */
+export const KEEP_SHADOW = 256;
+
+/** How incoming updates were decided (for /metrics). */
+export interface ValidationStats {
+  /** Accepted by the pre-check. */
+  precheck: number;
+  /** Decided on the shadow replica (accepted or refused). */
+  shadow: number;
+  /** Shadow replicas built from a live document. */
+  shadowsBuilt: number;
+}
 
 /** Origin of updates already applied to the shadow (so the mirror skips them). */
 const SHADOW = Symbol('shadow-validated');
@@ -25,19 +50,30 @@ interface Entry {
   live: Y.Doc;
   shadow: Y.Doc | null;
   mirror: (u: Uint8Array, origin: unknown) => void;
-  /** Live-document origins whose updates were validated on the shadow already. */
+  /** Live-document origins whose updates were validated (and given to the shadow) already. */
   validated: (origin: unknown) => boolean;
+  /** The pre-check may decide (synchronous appends). */
+  precheck: boolean;
+  /** Accepted updates left before an unused shadow is dropped. */
+  keep: number;
 }
 
 export class ShadowValidator {
   private readonly entries = new Map<string, Entry>();
+  readonly stats: ValidationStats = { precheck: 0, shadow: 0, shadowsBuilt: 0 };
 
-  /** Starts shadowing a loaded document. `validated` tells which live origins need no mirroring. */
-  attach(name: string, live: Y.Doc, validated: (origin: unknown) => boolean): void {
+  /**
+   * Starts validating updates for a loaded document. `validated` tells which live origins need no
+   * mirroring (they were checked here). `precheck` is for documents whose accepted updates reach
+   * the live document in the turn they were checked (synchronous appends).
+   */
+  attach(name: string, live: Y.Doc, validated: (origin: unknown) => boolean, precheck: boolean): void {
     const entry: Entry = {
       live,
       shadow: null,
       validated,
+      precheck,
+      keep: 0,
       mirror: (u, origin) => {
         if (!entry.shadow || validated(origin)) return;
         try {
@@ -51,26 +87,36 @@ export class ShadowValidator {
     this.entries.set(name, entry);
   }
 
-  /** Builds the shadow now (e.g. right after load, off the first keystroke's path). */
+  /** Builds the shadow now where every update needs it (right after load, off the first keystroke's path). */
   prepare(name: string): void {
     const e = this.entries.get(name);
-    if (e && !e.shadow) e.shadow = this.build(e.live);
+    if (e && !e.shadow && !e.precheck) e.shadow = this.build(e.live);
   }
 
   private build(live: Y.Doc): Y.Doc {
+    this.stats.shadowsBuilt++;
     const shadow = new Y.Doc({ gc: live.gc, guid: live.guid });
     Y.applyUpdate(shadow, Y.encodeStateAsUpdate(live), SHADOW);
     return shadow;
   }
 
+  /** Whether a shadow replica is held for `name` (tests, memory figures). */
+  hasShadow(name: string): boolean {
+    return !!this.entries.get(name)?.shadow;
+  }
+
   /**
-   * Applies `update` to the shadow; throws ProtocolError(MalformedMessage) if it cannot be applied
-   * atomically there. Call before logging and applying it to the live document.
+   * Decides whether `update` may be applied, by the pre-check or on the shadow; throws
+   * ProtocolError (MalformedMessage, SchemaViolation) if not. Call before logging and applying it
+   * to the live document.
    */
   check(name: string, update: Uint8Array, writer: Writer): void {
     const e = this.entries.get(name);
     if (!e) return;
+    if (e.precheck && this.prechecked(e, update, writer)) return;
+    this.stats.shadow++;
     if (!e.shadow) e.shadow = this.build(e.live);
+    e.keep = KEEP_SHADOW;
     const shadow = e.shadow;
     let violations: Violation[] = [];
     const onTransaction = (tr: Y.Transaction) => {
@@ -93,6 +139,34 @@ export class ShadowValidator {
       e.shadow = null;
       throw refusal;
     }
+  }
+
+  /** True when the pre-check accepts `update`; keeps a shadow in step, or drops it once unused for long. */
+  private prechecked(e: Entry, update: Uint8Array, writer: Writer): boolean {
+    let decoded: DecodedUpdate;
+    try {
+      decoded = Y.decodeUpdate(update) as DecodedUpdate;
+    } catch {
+      return false; // the shadow says why
+    }
+    if (!precheckUpdate(e.live, decoded, writer).ok) return false;
+    this.stats.precheck++;
+    if (e.shadow) {
+      if (--e.keep <= 0) this.drop(e);
+      else {
+        try {
+          Y.applyUpdate(e.shadow, update, SHADOW); // the live document's copy is not mirrored (validated)
+        } catch {
+          this.drop(e);
+        }
+      }
+    }
+    return true;
+  }
+
+  private drop(e: Entry): void {
+    e.shadow?.destroy();
+    e.shadow = null;
   }
 
   /** The shadow may be ahead of the live document (an update validated but then not applied). */

@@ -1,9 +1,10 @@
 /**
  * What a person scrapes from one node (`GET /metrics`, Prometheus text format, prom-client):
  * open WebSockets and document connections by protocol (people vs services), loaded workspaces,
- * running kernels, document updates received / relayed / appended (and their bytes), the storage
- * append latency, in-flight HTTP requests, readiness, and prom-client's process metrics (CPU,
- * memory, event-loop lag, GC). Every series carries the node id as the label `node`.
+ * running kernels, document updates received / relayed / appended (and their bytes) and how they
+ * were validated, the storage append latency, in-flight HTTP requests, readiness, and
+ * prom-client's process metrics (CPU, memory, event-loop lag, GC). Every series carries the node
+ * id as the label `node`.
  *
  * Low overhead on the typing path: an update costs a few integer additions (plain fields, read
  * into the counters only when scraped) and one histogram observation of the append's duration;
@@ -31,6 +32,8 @@ export interface MetricSources {
   /** 1 while the node takes new clients (started, not draining, not stopping). */
   accepting: () => boolean;
   draining: () => boolean;
+  /** How incoming updates were validated (collab/shadow.ts). */
+  validation?: () => { precheck: number; shadow: number; shadowsBuilt: number };
   /** Several nodes (cluster/): what this node serves and relays; null for a single server. */
   cluster?: () => ClusterStats | null;
 }
@@ -115,6 +118,11 @@ export class NodeMetrics {
     counter('plexus_update_bytes_relayed_total', 'Bytes of the document updates sent to connected peers (update size times recipients).', [], () => [[{}, this.relayedBytes]]);
     counter('plexus_updates_appended_total', 'Document updates appended to the write-ahead log (from clients and from the server).', [], () => [[{}, this.appended]]);
     counter('plexus_update_bytes_appended_total', 'Bytes appended to the write-ahead log.', [], () => [[{}, this.appendedBytes]]);
+    counter('plexus_update_checks_total', 'Incoming updates by how they were validated: accepted by the pre-check against the live document (way="precheck"), or decided on a shadow replica (way="shadow": concurrent map writes, unusual updates, every refusal).', ['way'], () => {
+      const v = src.validation?.();
+      return [[{ way: 'precheck' }, v?.precheck ?? 0], [{ way: 'shadow' }, v?.shadow ?? 0]];
+    });
+    counter('plexus_shadow_replicas_built_total', 'Shadow replicas built from a live document to validate an update the pre-check left to them.', [], () => [[{}, src.validation?.().shadowsBuilt ?? 0]]);
     const cluster = () => src.cluster?.() ?? null;
     gauge('plexus_leases_held', 'Workspaces this node serves (holds the lease of); 0 for a single server.', [], (g) => g.set(cluster()?.leasesHeld ?? 0));
     counter('plexus_relayed_frames_total', 'WebSocket frames relayed for clients of workspaces another node serves (up: to that node, down: back to the client).', ['direction'], () => {

@@ -4,3 +4,4 @@ export * from './workspace-schema.ts';
 export * from './check.ts';
 export * from './repair.ts';
 export type * from './helper-types.ts';
+export * from './precheck.ts';
