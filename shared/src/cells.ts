@@ -110,6 +110,29 @@ export function changesNotebookGraph(doc: Y.Doc, tr: Y.Transaction): boolean {
   return false;
 }
 
+/**
+ * Whether a transaction only edited the contents of cell sources — typing, in plain or rich text —
+ * and changed no cell, key, root or request. `cells` is the document's cells root.
+ */
+export function onlyEditsCellSources(cells: object, tr: Y.Transaction): boolean {
+  if (tr.changed.size === 0) return false;
+  for (const type of tr.changed.keys()) if (!insideCellSource(type, cells)) return false;
+  return true;
+}
+
+function insideCellSource(type: { _item: Y.Item | null }, cells: object): boolean {
+  let t = type;
+  for (let depth = 0; depth < 80; depth++) {
+    const item = t._item;
+    if (!item) return false; // a root
+    const parent = item.parent as { _item: Y.Item | null } | null;
+    if (!parent) return false;
+    if (parent instanceof Y.Map && parent._item?.parent === cells) return item.parentSub === 'source';
+    t = parent;
+  }
+  return false;
+}
+
 /** The cell's source as a Y.Text (code and SQL cells). */
 export function cellText(cell: CellView): Y.Text | undefined {
   const s = cell.map.get('source');

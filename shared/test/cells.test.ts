@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import {
   agentOrigin, cellFragment, cellSource, cellText, createCell, deleteCell, getCell, insertCellText, listCells, moveCell,
-  moveCellBy, neighbourCell, setCellKind, setCellName, setCellSource, userOrigin, type CellId, type CellKind, type Origin,
+  moveCellBy, neighbourCell, onlyEditsCellSources, roots, setCellKind, setCellName, setCellSource, userOrigin, type CellId, type CellKind, type Origin,
 } from '../src/index.ts';
 import { cellIds, wrote } from './helpers.ts';
 
@@ -252,5 +252,34 @@ describe('origins', () => {
       expect(seen.length).toBeGreaterThan(0); // it did write something...
       expect(seen.every((o) => o === origin)).toBe(true); // ...and only as `origin`
     }
+  });
+});
+
+describe('onlyEditsCellSources', () => {
+  it('is true for typing in plain and rich sources, false for anything else a transaction changes', () => {
+    const cells = roots(doc).cells;
+    const code = add('x = 1');
+    const md = add('Some *notes*', undefined, 'markdown');
+    const seen: boolean[] = [];
+    doc.on('afterTransaction', (tr: Y.Transaction) => seen.push(onlyEditsCellSources(cells, tr)));
+    const last = () => seen[seen.length - 1];
+    insertCellText(doc, code, 0, 'y', alice);
+    expect(last()).toBe(true);
+    const frag = cellFragment(getCell(doc, md)!)!;
+    doc.transact(() => (frag.get(0) as Y.XmlElement).insert(0, [new Y.XmlText('more ')]), alice);
+    expect(last()).toBe(true);
+    doc.transact(() => cellText(getCell(doc, code)!)!.delete(0, 1), alice);
+    expect(last()).toBe(true);
+    doc.transact(() => {
+      insertCellText(doc, code, 0, 'z', alice);
+      setCellName(doc, code, 'named', alice);
+    }, alice);
+    expect(last()).toBe(false); // a key of the cell changed too
+    add('new');
+    expect(last()).toBe(false);
+    deleteCell(doc, code, alice);
+    expect(last()).toBe(false);
+    doc.transact(() => roots(doc).meta.set('title', 'T'), alice);
+    expect(last()).toBe(false);
   });
 });

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import type { CellOutput } from '@plexus/shared';
 import { SandboxedChild, type ChildExit } from './child.ts';
 import { RUNNER_DIR } from './sandbox.ts';
-import { RunDeadline } from './run-deadline.ts';
+import { RunDeadline, waitForStarvedRunner } from './run-deadline.ts';
 
 /** Modules a cell may `import` (resolved from the server's dependencies). */
 export const CURATED_LIBRARIES = ['d3-array', 'simple-statistics'] as const;
@@ -107,6 +107,13 @@ type Pending = {
   deadline: RunDeadline;
   /** The runner's CPU time when it said it started executing (null before, or where /proc cannot be read). */
   cpuAtRunning: number | null;
+  /**
+   * The synchronous part of the cell returned (the runner says so for cells that may loop): from
+   * here no vm timeout will stop it softly, only the hard deadline.
+   */
+  syncDone: boolean;
+  /** Interrupt was asked for: its own CPU-based grace decides whether the runner is killed. */
+  interrupted: boolean;
 };
 
 export class JsRuntime {
@@ -191,6 +198,10 @@ export class JsRuntime {
         r.cpuAtRunning = this.child?.cpuState()?.cpuMs ?? null;
         return;
       }
+      case 'async': {
+        if (this.run_ && m.runId === this.run_.runId) this.run_.syncDone = true;
+        return;
+      }
       case 'done':
       case 'error': {
         const r = this.run_;
@@ -251,7 +262,7 @@ export class JsRuntime {
       // and the cell's compilation come first, seconds on a starved machine) and is re-armed
       // when the runner says it started executing.
       const deadline = new RunDeadline(this.opts.timeoutMs + START_SLACK_MS, Math.max(HOST_WAIT_CAP_MS, 10 * this.opts.timeoutMs), () => this.hardTimeout());
-      this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: null };
+      this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: null, syncDone: false, interrupted: false };
       this.child!.send({ type: 'run', ...input, timeoutMs: this.opts.timeoutMs });
     });
   }
@@ -265,12 +276,11 @@ export class JsRuntime {
   }
 
   private hardTimeout(): void {
-    // A runner that is runnable but has not had the CPU to use its time (a starved machine; cells
-    // run at a lower priority) is waited for, as Interrupt does: killing it would lose every value
-    // for nothing. Its own CPU since it started executing decides; the deadline's cap still holds.
+    // A starved runner is waited for where a soft stop is coming (run-deadline.ts): killing it
+    // would lose every value for nothing. The deadline's cap still holds.
     const r = this.run_;
     const now = this.child?.cpuState();
-    if (r && now && r.cpuAtRunning !== null && now.state === 'R' && now.cpuMs - r.cpuAtRunning < this.opts.timeoutMs + RUN_SLACK_MS && r.deadline.extend(STARVED_RECHECK_MS)) return;
+    if (r && waitForStarvedRunner({ syncDone: r.syncDone, interrupted: r.interrupted, runnable: now?.state === 'R', cpuSinceRunningMs: now && r.cpuAtRunning !== null ? now.cpuMs - r.cpuAtRunning : null, budgetMs: this.opts.timeoutMs + RUN_SLACK_MS }) && r.deadline.extend(STARVED_RECHECK_MS)) return;
     const secs = Math.round(this.opts.timeoutMs / 100) / 10;
     this.child?.kill(`timed out after ${secs} s (the kernel was restarted; values of other cells were lost)`);
   }
@@ -301,6 +311,7 @@ export class JsRuntime {
     const child = this.child;
     if (!r || !child) return;
     const { graceMs = 4000, cpuGraceMs = 5000, maxWaitMs = 60_000 } = opts;
+    r.interrupted = true;
     const at0 = child.cpuState();
     const started = Date.now();
     child.signal('SIGINT');

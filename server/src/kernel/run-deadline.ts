@@ -99,3 +99,16 @@ export class RunDeadline {
     }, this.remaining());
   }
 }
+
+/**
+ * At the hard deadline: whether to wait (re-check shortly) for a runner instead of killing it. Only
+ * where a soft stop is coming — the vm timeout of the cell's synchronous part, or an Interrupt's
+ * own grace — and only while the runner is runnable but starved (its own CPU since it started
+ * executing below `budgetMs`: on a loaded machine, cells at a lower priority may not have had the
+ * CPU to use their time). After the synchronous part nothing but the deadline stops a cell: never
+ * wait then, or a loop after an await would run for minutes on a loaded machine.
+ */
+export function waitForStarvedRunner(r: { syncDone: boolean; interrupted: boolean; runnable: boolean; cpuSinceRunningMs: number | null; budgetMs: number }): boolean {
+  if (r.syncDone && !r.interrupted) return false;
+  return r.runnable && r.cpuSinceRunningMs !== null && r.cpuSinceRunningMs < r.budgetMs;
+}

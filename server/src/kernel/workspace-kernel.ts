@@ -16,7 +16,7 @@ import {
   cellSource, isRunnableCell, describeGraphError, descendants, finishExec, getCell, listCells, listTables, pendingRequests, readCommand,
   readExec, readKernelStatus, runSource, setPending, setStale, sourceHash, staleCells, startExec, topoOrder, writeKernelStatus,
   type CellAnalysis, type CellOutput, type CellView, type KernelCommandKind, type KernelStatus, type NotebookGraph,
-  type Requester, type RunTrigger, randomId, abandonKernelMarks, changesNotebookGraph,
+  type Requester, type RunTrigger, randomId, abandonKernelMarks, changesNotebookGraph, onlyEditsCellSources, roots,
 } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { compileJsCell } from './compile.ts';
@@ -109,6 +109,7 @@ export class WorkspaceKernel {
   private readonly analyses = new Map<string, { hash: string; kind: string; a: CellAnalysis }>();
   private graphCache: NotebookGraph | null = null;
   private tickScheduled = false;
+  private readonly cells: object;
   private draining = false;
   private stopped = false;
   private tablesKey = '';
@@ -117,6 +118,7 @@ export class WorkspaceKernel {
 
   constructor(private readonly opts: WorkspaceKernelOptions) {
     this.doc = opts.doc ?? new Y.Doc();
+    this.cells = roots(this.doc).cells;
     this.clock = opts.clock ?? systemClock;
     this.engines = opts.engines ?? sandboxedEngines;
     this.writes = new KernelWrites(this.doc, this.clock, () => this.status());
@@ -190,6 +192,9 @@ export class WorkspaceKernel {
     // Hocuspocus echoes our own updates back: they change nothing and must cost nothing.
     if (tr.origin === KERNEL_ORIGIN || tr.changed.size === 0) return;
     if (this.affectsGraph(tr)) this.graphCache = null;
+    // Typing asks nothing of the kernel (a run is a request on the cell, a key): no tick, whose
+    // scans of every cell would otherwise run on each keystroke.
+    if (onlyEditsCellSources(this.cells, tr)) return;
     this.scheduleTick();
   };
 

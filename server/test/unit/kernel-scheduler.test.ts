@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { KERNEL_ORIGIN, deleteCell, readCellRun, readKernelStatus, requestInterrupt, requestRun, setCellSource } from '@plexus/shared';
+import { KERNEL_ORIGIN, deleteCell, getCell, insertCellText, readCellRun, readKernelStatus, requestInterrupt, requestRun, setCellSource } from '@plexus/shared';
 import { ManualClock, ScriptedEngines, textOutput, tmpDir } from '@plexus/testkit';
 import { addCell, alice, aliceOrigin, bob, bobOrigin, shown } from '@plexus/testkit/kernel';
 import { WorkspaceKernel } from '../../src/kernel/workspace-kernel.ts';
@@ -182,5 +182,26 @@ describe('kernel scheduling on an in-memory document', () => {
     expect(ids.every((id) => readCellRun(doc, id)!.state === 'done')).toBe(true);
     // Queueing 20 cells, their results, and the status: far fewer than 20 separate writes of each.
     expect(writes).toBeLessThan(20);
+  });
+
+  it('typing in sources schedules nothing (no scan of every cell per keystroke); a run request still runs the newest source', async () => {
+    const { doc, clock, engines, run } = setUp();
+    const a = addCell(doc, 'code', 'const x = 1;');
+    const b = addCell(doc, 'markdown', 'Some *notes*');
+    await clock.settle();
+    expect(clock.pending).toBe(0);
+    for (let i = 0; i < 20; i++) insertCellText(doc, a, 0, ' ', aliceOrigin);
+    const fragment = getCell(doc, b)!.map.get('source') as Y.XmlFragment;
+    doc.transact(() => (fragment.get(0) as Y.XmlElement).insert(0, [new Y.XmlText('more ')]), aliceOrigin);
+    expect(clock.pending).toBe(0);
+    setCellSource(doc, a, 'const x = 2;', aliceOrigin);
+    requestRun(doc, a, alice, aliceOrigin);
+    expect(clock.pending).toBeGreaterThan(0);
+    await clock.settle();
+    expect(engines.open.map((r) => r.cellId)).toEqual([a]);
+    expect(JSON.stringify(engines.open[0]!.input)).toContain('x = 2');
+    engines.open[0]!.finish({ defines: ['x'] });
+    await clock.settle();
+    expect(run(a).state).toBe('done');
   });
 });

@@ -3,7 +3,7 @@
  * cap). Driven by a manual clock: the test decides when time passes and when timers fire.
  */
 import { describe, expect, it } from 'vitest';
-import { RunDeadline, type DeadlineClock } from '../../src/kernel/run-deadline.ts';
+import { RunDeadline, waitForStarvedRunner, type DeadlineClock } from '../../src/kernel/run-deadline.ts';
 
 class ManualClock implements DeadlineClock {
   t = 0;
@@ -103,5 +103,15 @@ describe('run deadline', () => {
     expect(d.extend(500)).toBe(false);
     clock.advance(10_000);
     expect(expired).toBe(5);
+  });
+
+  it('a starved runner is waited for only where a soft stop is coming: in its synchronous part or after Interrupt, never after an await', () => {
+    const starved = { runnable: true, cpuSinceRunningMs: 200, budgetMs: 5000 };
+    expect(waitForStarvedRunner({ ...starved, syncDone: false, interrupted: false })).toBe(true); // the vm timeout will stop it softly
+    expect(waitForStarvedRunner({ ...starved, syncDone: true, interrupted: true })).toBe(true); // Interrupt's own grace decides
+    expect(waitForStarvedRunner({ ...starved, syncDone: true, interrupted: false })).toBe(false); // a loop after an await: only the deadline stops it
+    expect(waitForStarvedRunner({ ...starved, syncDone: false, interrupted: false, cpuSinceRunningMs: 5000 })).toBe(false); // it had its time
+    expect(waitForStarvedRunner({ ...starved, syncDone: false, interrupted: false, runnable: false })).toBe(false); // asleep: not starved
+    expect(waitForStarvedRunner({ ...starved, syncDone: false, interrupted: false, cpuSinceRunningMs: null })).toBe(false); // /proc unreadable
   });
 });

@@ -157,6 +157,9 @@ async function run(msg) {
     } finally {
       delete context.__plexusArgs;
     }
+    // The synchronous part returned: what runs after its first await has no vm timeout, and the
+    // supervisor must not wait for one (cells without a watchdog cannot loop: nothing to say).
+    if (watchdog !== false) write({ type: 'async', runId });
     const res = await Promise.race([promise, new Promise((r) => (me.resolveCancel = r))]);
     if (me.cancelled) return;
     let value = helper.last;
