@@ -13,7 +13,7 @@
  * Run: npx tsx bench/schema-check.ts. Prints figures; asserts nothing.
  */
 import * as Y from 'yjs';
-import { checkDocument, checkTransaction, createCell, initWorkspace, postMessage, precheckUpdate, serverOrigin, userOrigin, type CellId, type DecodedUpdate } from '@plexus/shared';
+import { checkDocument, checkTransaction, createCell, decodeForPrecheck, initWorkspace, postMessage, precheckUpdate, serverOrigin, userOrigin, type CellId } from '@plexus/shared';
 import { fillNotebook, keystrokeUpdates } from './fixtures.ts';
 import { fmt, machine, printTable, summarize } from './lib.ts';
 
@@ -86,7 +86,7 @@ for (const [what, updates] of kinds) {
     Y.applyUpdate(liveA, u, 'remote');
     a.push(performance.now() - t);
     t = performance.now();
-    if (!precheckUpdate(liveB, Y.decodeUpdate(u) as DecodedUpdate, 'person').ok) declined++;
+    if (!precheckUpdate(liveB, decodeForPrecheck(u), 'person').ok) declined++;
     Y.applyUpdate(liveB, u, 'remote');
     b.push(performance.now() - t);
   }

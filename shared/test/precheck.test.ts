@@ -16,6 +16,7 @@ import { runFuzz } from './fuzz.ts';
 import { Rng, canonicalJson, docView } from './helpers.ts';
 import { buildFixture } from './schema-fixture.ts';
 import { copyOf, originOf, violationCases } from './schema-violations.ts';
+import { checkAddition } from '../src/doc-schema/rules.ts';
 
 /** The slow check: apply to a copy, check the transaction, refuse pending changes. */
 function slowVerdict(live: Y.Doc, update: Uint8Array, writer: S.Writer): { ok: boolean; why: string; after?: Y.Doc } {
@@ -36,7 +37,7 @@ function slowVerdict(live: Y.Doc, update: Uint8Array, writer: S.Writer): { ok: b
 function fastVerdict(live: Y.Doc, update: Uint8Array, writer: S.Writer): S.Precheck {
   let decoded: S.DecodedUpdate;
   try {
-    decoded = Y.decodeUpdate(update) as S.DecodedUpdate;
+    decoded = S.decodeForPrecheck(update);
   } catch {
     return { ok: false, reason: 'does not decode' };
   }
@@ -176,6 +177,18 @@ describe('pre-check of incoming updates', () => {
     expect(fastAccepted).toBeGreaterThan(0); // some mutations are still valid updates
   });
 
+  it('checks every value of a multi-value write (a map shows the last one): a person cannot slip in an agent author', () => {
+    const node = (S.WORKSPACE_SCHEMA.roots.chat as S.ListNode).item as S.RecordNode;
+    const problems: string[] = [];
+    const author = (kind: string) => ({ id: kind === 'agent' ? 'agent' : 'u_a', name: kind, kind });
+    const add = (values: unknown[]) =>
+      checkAddition({ at: { node, rule: [], path: 'chat/#', fresh: true }, parentClass: Y.Map, richDepth: 0, parentFresh: true, key: 'author', content: new Y.ContentAny(values) }, 'person', { report: (p, m) => problems.push(`${p}: ${m}`) });
+    add([author('person')]);
+    expect(problems).toEqual([]);
+    add([author('person'), author('agent')]);
+    expect(problems.join('\n')).toContain('chat/#/author');
+  });
+
   describe('hand-built structs', () => {
     // A live document with a code cell (plain text), a deleted cell and garbage-collected items.
     const live = new Y.Doc();
@@ -194,19 +207,17 @@ describe('pre-check of incoming updates', () => {
     const gc = structs.find((s) => s instanceof Y.GC);
     const deletedType = structs.find((s) => s instanceof Y.Item && s.deleted && !(s.content instanceof Y.ContentType) && s.content instanceof Y.ContentDeleted);
 
-    type Spec = { client: number; clock: number; origin?: Y.ID | null; rightOrigin?: Y.ID | null; parent?: string | Y.ID; key?: string; content: 'string' | 'any' | 'map' | 'binary' | 'embed'; value?: unknown };
-    /** Encodes structs (v1) the way Yjs does, without Yjs' own checks. */
-    function encode(specs: Spec[], deletes: Array<[number, number, number]> = []): Uint8Array {
+    type Spec = { client: number; clock: number; origin?: Y.ID | null; rightOrigin?: Y.ID | null; parent?: string | Y.ID; key?: string; content: 'string' | 'any' | 'map' | 'binary' | 'embed' | 'deleted'; value?: unknown };
+    /** Encodes client sections (v1) the way Yjs does, without Yjs' own checks (a client may appear twice). */
+    function encodeSections(sections: Array<{ client: number; clock: number; specs: Spec[] }>, deletes: Array<[number, number, number]> = []): Uint8Array {
       const e = encoding.createEncoder();
-      const byClient = new Map<number, Spec[]>();
-      for (const s of specs) byClient.set(s.client, [...(byClient.get(s.client) ?? []), s]);
-      encoding.writeVarUint(e, byClient.size);
-      for (const [client, list] of byClient) {
+      encoding.writeVarUint(e, sections.length);
+      for (const { client, clock, specs: list } of sections) {
         encoding.writeVarUint(e, list.length);
         encoding.writeVarUint(e, client);
-        encoding.writeVarUint(e, list[0]!.clock);
+        encoding.writeVarUint(e, clock);
         for (const s of list) {
-          const ref = { string: 4, any: 8, map: 7, binary: 3, embed: 5 }[s.content];
+          const ref = { string: 4, any: 8, map: 7, binary: 3, embed: 5, deleted: 1 }[s.content];
           encoding.writeUint8(e, ref | (s.origin ? 0x80 : 0) | (s.rightOrigin ? 0x40 : 0) | (s.key !== undefined ? 0x20 : 0));
           if (s.origin) (encoding.writeVarUint(e, s.origin.client), encoding.writeVarUint(e, s.origin.clock));
           if (s.rightOrigin) (encoding.writeVarUint(e, s.rightOrigin.client), encoding.writeVarUint(e, s.rightOrigin.clock));
@@ -216,9 +227,13 @@ describe('pre-check of incoming updates', () => {
             if (s.key !== undefined) encoding.writeVarString(e, s.key);
           }
           if (s.content === 'string') encoding.writeVarString(e, String(s.value ?? 'x'));
-          else if (s.content === 'any') (encoding.writeVarUint(e, 1), encoding.writeAny(e, (s.value ?? 'x') as string));
-          else if (s.content === 'map') encoding.writeVarUint(e, 1); // YMap type ref
+          else if (s.content === 'any') {
+            const values = Array.isArray(s.value) ? s.value : [s.value ?? 'x'];
+            encoding.writeVarUint(e, values.length);
+            for (const v of values) encoding.writeAny(e, v as string);
+          } else if (s.content === 'map') encoding.writeVarUint(e, 1); // YMap type ref
           else if (s.content === 'binary') encoding.writeVarUint8Array(e, new Uint8Array([1]));
+          else if (s.content === 'deleted') encoding.writeVarUint(e, 1);
           else encoding.writeVarString(e, JSON.stringify(s.value ?? {}));
         }
       }
@@ -232,6 +247,13 @@ describe('pre-check of incoming updates', () => {
       }
       return encoding.toUint8Array(e);
     }
+    /** One section per client, in the order given. */
+    function encode(specs: Spec[], deletes: Array<[number, number, number]> = []): Uint8Array {
+      const byClient = new Map<number, Spec[]>();
+      for (const sp of specs) byClient.set(sp.client, [...(byClient.get(sp.client) ?? []), sp]);
+      return encodeSections([...byClient].map(([client, list]) => ({ client, clock: list[0]!.clock, specs: list })), deletes);
+    }
+    const cellKey = (key: string) => (cells.get(cell) as unknown as { _map: Map<string, Y.Item> })._map.get(key)!;
     const end = (it: Y.Item) => Y.createID(it.id.client, it.id.clock + it.length - 1);
     const state = Y.getState(live.store, 1);
     const fresh = 77; // a client the document has not seen
@@ -255,7 +277,13 @@ describe('pre-check of incoming updates', () => {
       ['a deletion of nothing past the end', encode([], [[1, state + 5, 0]]), 'does not have'],
       ['a map write after an old value of the key (may lose)', encode([{ client: fresh, clock: 0, parent: 'cells', key: cell, content: 'any' }]), ''],
       ['a key written twice in one update', encode([{ client: fresh, clock: 0, parent: 'meta', key: 'zz', content: 'any' }, { client: fresh, clock: 1, parent: 'meta', key: 'zz', content: 'any' }]), ''],
-      ['a person removing a cell’s author', encode([], [[cellItem.id.client, (cells.get(cell) as unknown as { _map: Map<string, Y.Item> })._map.get('author')!.id.clock, 1]]), 'schema'],
+      ['a deleted write of a key that still displaces its value (author)', encode([{ client: fresh, clock: 0, origin: end(cellKey('author')), content: 'any', value: 'evil' }], [[fresh, 0, 1]]), 'deleted map write'],
+      ['deleted content written over a required key (id)', encode([{ client: fresh, clock: 0, origin: end(cellKey('id')), content: 'deleted' }]), 'deleted map write'],
+      ['a kernel typing, with the first character deleted by its own update', encode([{ client: fresh, clock: 0, origin: end(textItem), content: 'string', value: 'XYZ' }], [[fresh, 0, 1]]), 'part of a new item'],
+      ['typing whose last character the update deletes', encode([{ client: fresh, clock: 0, origin: end(textItem), content: 'string', value: 'XYZ' }], [[fresh, 2, 1]]), 'part of a new item'],
+      ['one client in two sections (Yjs keeps the last only)', encodeSections([{ client: fresh, clock: 0, specs: [{ client: fresh, clock: 0, origin: end(textItem), content: 'string', value: 'a' }] }, { client: fresh, clock: 1, specs: [{ client: fresh, clock: 1, origin: Y.createID(fresh, 0), content: 'string', value: 'b' }] }]), 'several sections'],
+      ['an empty section after a client’s structs', encodeSections([{ client: fresh, clock: 0, specs: [{ client: fresh, clock: 0, origin: end(textItem), content: 'string', value: 'a' }] }, { client: fresh, clock: 1, specs: [] }], [[fresh, 0, 1]]), 'several sections'],
+      ['a person removing a cell’s author', encode([], [[cellItem.id.client, cellKey('author').id.clock, 1]]), 'schema'],
     ];
     // Yjs turns these into garbage (no parent): accepted, and nothing visible changes.
     const garbage: Array<[string, Uint8Array, string]> = [

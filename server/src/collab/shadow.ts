@@ -27,7 +27,7 @@
  * Effects: keeps replicas in memory while they are needed.
  */
 import * as Y from 'yjs';
-import { CloseCodes, checkTransaction, precheckUpdate, type DecodedUpdate, type Violation, type Writer } from '@plexus/shared';
+import { CloseCodes, checkTransaction, decodeForPrecheck, precheckUpdate, type DecodedUpdate, type Violation, type Writer } from '@plexus/shared';
 import { ProtocolError } from './errors.ts';
 
 /** Accepted updates after the shadow's last use during which it is kept (and mirrored) before it is dropped. */
@@ -145,7 +145,7 @@ export class ShadowValidator {
   private prechecked(e: Entry, update: Uint8Array, writer: Writer): boolean {
     let decoded: DecodedUpdate;
     try {
-      decoded = Y.decodeUpdate(update) as DecodedUpdate;
+      decoded = decodeForPrecheck(update);
     } catch {
       return false; // the shadow says why
     }

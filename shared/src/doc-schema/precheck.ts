@@ -4,23 +4,27 @@
  * does keeps to the document schema with the writer's rights (the same rules as `checkTransaction`,
  * rules.ts).
  *
- * It only ever *accepts*. It handles the shapes real clients send — new items appended after the
- * document's state for their client, each placed next to items the document has (or next to
- * earlier items of the same update), with the kinds of content the schema knows, and deletions of
- * items the document has — and answers `{ ok: false, reason }` for anything else: a gap or an
- * overlap with the document's state, a reference across clients inside the update, a garbage-
- * collected or deleted neighbour or parent, a map write that might lose to a concurrent one, a
- * broken rule. The caller then decides the slow way (server/src/collab/shadow.ts applies the update
- * to a scratch replica and runs `checkTransaction` there), so a refusal's wording and every
- * borderline case stay exactly as they were; this module only saves that replica and the second
- * apply for the common case. Where being exact would be complex it is stricter than the replica
- * and lets the slow way decide (e.g. it checks items added to a container the same update
- * deletes, which end up invisible).
+ * It never refuses on its own: `ok: false` means "decide the slow way". It handles the shapes
+ * real clients send — one section per client, whose new items are appended after the document's
+ * state for that client, each placed next to items the document has (or next to earlier items of
+ * the same update), with the kinds of content the schema knows; map writes that win; deletions of
+ * items the document has, or of whole new items — and answers `{ ok: false, reason }` for anything
+ * else: a gap or an overlap with the document's state, a client in several sections, a reference
+ * across clients inside the update, neighbours in different places, a map write that might lose
+ * to a concurrent one (or is itself deleted), part of a new item deleted, a broken rule. The
+ * caller then decides the slow way (server/src/collab/shadow.ts applies the update to a scratch
+ * replica and runs `checkTransaction` there), so a refusal's wording and every borderline case
+ * stay exactly as they were; this module only saves that replica and the second apply for the
+ * common case. Where being exact would be complex it is stricter than the replica and lets the
+ * slow way decide (e.g. it checks items added to a container the same update deletes, which end
+ * up invisible). Neighbours that are garbage, and parents that hold no type, are followed exactly:
+ * Yjs turns such an item into garbage.
  *
  * Why each condition keeps integration from throwing is written where it is checked (Yjs 13.6:
  * `Item.getMissing`, `Item.integrate`, `addStruct`, `readAndApplyDeleteSet`). Reads Yjs internals
  * (struct store, `_item`, `_map`). Pure module.
  */
+import * as decoding from 'lib0/decoding';
 import * as Y from 'yjs';
 import type { DocSchema, Writer } from './spec.ts';
 import { WORKSPACE_SCHEMA } from './workspace-schema.ts';
@@ -28,10 +32,22 @@ import { PlaceResolver, asType, type Reporter, checkAddition, checkRemoval, chec
 
 export type Precheck = { ok: true } | { ok: false; reason: string };
 
-/** What `Y.decodeUpdate` returns (its delete set: client → deleted ranges). */
+/** What `Y.decodeUpdate` returns (its delete set: client → deleted ranges), and how many client sections the update has. */
 export interface DecodedUpdate {
   structs: Array<Y.Item | Y.GC | Y.Skip>;
   ds: { clients: Map<number, Array<{ clock: number; len: number }>> };
+  /**
+   * Client sections in the encoding (its first number). `Y.decodeUpdate` flattens them, but Yjs
+   * integrates a client's last section only: a client in two sections (or an empty one) would be
+   * integrated otherwise than it reads.
+   */
+  sections: number;
+}
+
+/** Decodes a Yjs v1 update for `precheckUpdate`; throws where `Y.decodeUpdate` does. */
+export function decodeForPrecheck(update: Uint8Array): DecodedUpdate {
+  const { structs, ds } = Y.decodeUpdate(update) as Omit<DecodedUpdate, 'sections'>;
+  return { structs, ds, sections: decoding.readVarUint(decoding.createDecoder(update)) };
 }
 
 /** Content classes the schema can accept somewhere (anything else is refused by the slow check). */
@@ -47,7 +63,7 @@ interface NewItem {
   place?: Place | 'dead';
   /** Depth below its rich-text fragment, for types in rich text. */
   depth?: number;
-  /** Deleted by the update itself (or carrying deleted content). */
+  /** Carries deleted content, or the update's own delete set covers all of it (a partial cover goes the slow way). */
   gone: boolean;
   /** Integrated as garbage: Yjs turns an item whose neighbour is garbage, or whose parent is not a type, into a GC struct. */
   gc: boolean;
@@ -125,6 +141,7 @@ class UpdateReading implements Reporter {
       this.all.push(n);
       previous = client;
     }
+    if (this.update.sections !== this.runs.size) return no('a client in several sections, or an empty one');
     return null;
   }
 
@@ -200,14 +217,43 @@ class UpdateReading implements Reporter {
     return false;
   }
 
-  /** 3. Deletions only of what the document (or this update) has: anything else stays pending. */
+  /**
+   * 3. Deletions only of what the document (or this update, every section of which is integrated:
+   * step 1) has — anything else stays pending. A new item the update deletes must be deleted
+   * whole: Yjs splits a partly deleted one and the rest stays visible (or a key's value becomes
+   * its deleted tail), which only the slow check follows.
+   */
   private checkDeletions(): Precheck | null {
     for (const [client, dels] of this.update.ds.clients) {
       const end = this.runs.get(client)?.end ?? Y.getState(this.store, client);
       for (const d of dels) if (d.clock >= end || d.clock + d.len > end) return no('deletes what the document does not have');
     }
-    if (this.update.ds.clients.size) for (const n of this.all) if (!n.gone && this.deletes(n.item.id.client, n.item.id.clock)) n.gone = true;
+    if (!this.update.ds.clients.size) return null;
+    for (const n of this.all) {
+      const covered = this.covered(n.item.id.client, n.item.id.clock, n.item.id.clock + n.item.length);
+      if (covered === n.item.length) n.gone = true;
+      else if (covered > 0) return no('deletes part of a new item');
+    }
     return null;
+  }
+
+  /** How much of [from, to) of a client the delete set covers (its ranges may overlap). */
+  private covered(client: number, from: number, to: number): number {
+    const parts: Array<[number, number]> = [];
+    for (const d of this.update.ds.clients.get(client) ?? []) {
+      const a = Math.max(from, d.clock);
+      const b = Math.min(to, d.clock + d.len);
+      if (a < b) parts.push([a, b]);
+    }
+    parts.sort((x, y) => x[0] - y[0]);
+    let total = 0;
+    let reach = from;
+    for (const [a, b] of parts) {
+      if (b <= reach) continue;
+      total += b - Math.max(a, reach);
+      reach = b;
+    }
+    return total;
   }
 
   /**
@@ -219,6 +265,9 @@ class UpdateReading implements Reporter {
     for (const [owner, byKey] of this.entries) {
       for (const [key, list] of byKey) {
         if (list.length > 1) return no('a key written twice');
+        // A deleted write still takes the key and deletes its old value (`integrate`), a removal
+        // outside the delete set that the removal check reads.
+        if (list[0]!.gone) return no('a deleted map write');
         const it = list[0]!.item;
         if (it.rightOrigin) return no('a map write with a right neighbour');
         if (owner instanceof Y.AbstractType) {
@@ -282,7 +331,10 @@ class UpdateReading implements Reporter {
     return null;
   }
 
-  /** 6. Every removal of what the document had, with the writer's rights. */
+  /**
+   * 6. Every removal the delete set makes of what the document had, with the writer's rights. (A
+   * value a map write replaces is removed by the write, which was checked in 5 and wins: step 4.)
+   */
   private checkRemovals(): Precheck | null {
     for (const [client, dels] of this.update.ds.clients) {
       const structs = this.store.clients.get(client);

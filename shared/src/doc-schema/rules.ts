@@ -261,10 +261,12 @@ export function checkAddition(a: Addition, writer: Writer, to: Reporter): NewRec
       if (rule && !may(rule, writer)) return to.report(path, `${writer} may not ${parentFresh ? 'create' : 'write'} ${key}`), null;
       const p = contentProblem(f.node, content);
       if (p) return to.report(path, p), null;
-      if (f.check && content instanceof Y.ContentAny) {
-        const c = f.check(content.arr[0], writer);
-        if (c) return to.report(path, c), null;
-      }
+      // Every element: a map shows the last one of a multi-value write, a list holds them all.
+      if (f.check && content instanceof Y.ContentAny)
+        for (const v of content.arr) {
+          const c = f.check(v, writer);
+          if (c) return to.report(path, c), null;
+        }
       return newRecordOf(content, f.node, path);
     }
     default:
