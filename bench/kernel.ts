@@ -14,6 +14,9 @@
  *     same DuckDB package), on the Parquet file and on the imported table file.
  *
  * Run: npx tsx bench/kernel.ts [--rounds=20]
+ * Side by side: npx tsx bench/kernel.ts --servers=plexus,plexus-kernel-socket [--rounds=20] runs
+ * only the chains (1–2) on each server kind (bench/lib.ts), one round on each in turn, so drifting
+ * background load hits them alike, and prints each kind's figures and their ratios to the first.
  * Prints figures; asserts nothing (it exits non-zero only if the final state is wrong).
  */
 import fs from 'node:fs';
@@ -22,9 +25,10 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import {
   createCell, getCell, listCells, readCellRun, readKernelStatus, requestRun, setCellSource, userOrigin, type CellRunView,
 } from '@plexus/shared';
-import { connectClient, createWorkspace, fmt, machine, median, printTable, spawnServer, summarize, tmpDir, until, type BenchClient } from './lib.ts';
+import { connectClient, createWorkspace, fmt, machine, median, printTable, spawnServer, summarize, tmpDir, until, type BenchClient, type ChildServer, type ServerKind } from './lib.ts';
 
 const ROUNDS = Number(process.argv.find((a) => a.startsWith('--rounds='))?.split('=')[1] ?? 20);
+const SERVERS = (process.argv.find((a) => a.startsWith('--servers='))?.split('=')[1] ?? 'plexus').split(',') as Array<Exclude<ServerKind, 'static'>>;
 const N = 100;
 const who = { id: 'bench', name: 'Bench' };
 const origin = userOrigin('bench', 'Bench');
@@ -40,23 +44,69 @@ async function chain(a: BenchClient, b: BenchClient, kind: 'code' | 'sql'): Prom
   return { ids };
 }
 
+/** One round: edit + Run the root in A (value `k`), until B shows the last cell's new output; ms. */
+async function chainRound(a: BenchClient, b: BenchClient, kind: 'code' | 'sql', ids: string[], k: number): Promise<number> {
+  const last = ids[ids.length - 1]!;
+  const expected = kind === 'code' ? String(k + N - 1) : JSON.stringify({ v: k + N - 1 });
+  const t0 = performance.now();
+  setCellSource(a.doc, ids[0]!, kind === 'code' ? `const v0 = ${k};` : `SELECT ${k} AS v`, origin);
+  requestRun(a.doc, ids[0]!, who, origin);
+  await until(() => {
+    const v = readCellRun(b.doc, last);
+    return !!v && v.state === 'done' && shown(v) === expected;
+  }, 30_000, 1, `${kind} chain value ${k}`);
+  const ms = performance.now() - t0;
+  await until(() => readKernelStatus(b.doc).state === 'idle', 10_000, 2);
+  return ms;
+}
+
 async function measureChain(a: BenchClient, b: BenchClient, kind: 'code' | 'sql', ids: string[]): Promise<number[]> {
   const out: number[] = [];
-  const last = ids[ids.length - 1]!;
   for (let r = 0; r <= ROUNDS; r++) {
-    const k = 1000 + r;
-    const expected = kind === 'code' ? String(k + N - 1) : JSON.stringify({ v: k + N - 1 });
-    const t0 = performance.now();
-    setCellSource(a.doc, ids[0]!, kind === 'code' ? `const v0 = ${k};` : `SELECT ${k} AS v`, origin);
-    requestRun(a.doc, ids[0]!, who, origin);
-    await until(() => {
-      const v = readCellRun(b.doc, last);
-      return !!v && v.state === 'done' && shown(v) === expected;
-    }, 30_000, 1, `${kind} chain round ${r}`);
-    if (r > 0) out.push(performance.now() - t0); // round 0 warms up (and starts the SQL engine)
-    await until(() => readKernelStatus(b.doc).state === 'idle', 10_000, 2);
+    const ms = await chainRound(a, b, kind, ids, 1000 + r);
+    if (r > 0) out.push(ms); // round 0 warms up (and starts the SQL engine)
   }
   return out;
+}
+
+/** The chains on several server kinds, one round on each in turn. */
+async function compareChains(): Promise<void> {
+  console.log(`Kernel chains, side by side — ${machine()}; ${ROUNDS} rounds per chain, servers in turn: ${SERVERS.join(', ')}`);
+  const sides: Array<{ kind: string; server: ChildServer; a: BenchClient; b: BenchClient; js: string[]; sql: string[]; times: { code: number[]; sql: number[] } }> = [];
+  try {
+    for (const kind of SERVERS) {
+      const server = await spawnServer(kind, { dataDir: tmpDir('plexus-bench-kernel-'), env: { PLEXUS_LOG_LEVEL: 'warn' } });
+      const ws = await createWorkspace(server, 'kernel bench');
+      const a = connectClient(server.url, ws, server.token);
+      const b = connectClient(server.url, ws, server.token);
+      sides.push({ kind, server, a, b, js: [], sql: [], times: { code: [], sql: [] } });
+      await Promise.all([a.synced, b.synced]);
+      await until(() => readKernelStatus(b.doc).state !== 'offline', 20_000, 5, 'kernel');
+      sides[sides.length - 1]!.js = (await chain(a, b, 'code')).ids;
+      sides[sides.length - 1]!.sql = (await chain(a, b, 'sql')).ids;
+    }
+    for (const kind of ['code', 'sql'] as const) {
+      for (let r = 0; r <= ROUNDS; r++) {
+        for (const s of r % 2 ? [...sides].reverse() : sides) {
+          const ms = await chainRound(s.a, s.b, kind, kind === 'code' ? s.js : s.sql, 1000 + r);
+          if (r > 0) s.times[kind].push(ms);
+        }
+      }
+    }
+    const load = (await import('node:os')).loadavg()[0]!.toFixed(1);
+    console.log(`\n${N}-cell chain, edit + Run in A → last output in B, ms (load average ${load} at the end)`);
+    const base = sides[0]!;
+    printTable(['server', 'chain', 'p50', 'p95', 'max', 'per cell (p50 / 100)', `p50 / ${base.kind}`], sides.flatMap((s) => (['code', 'sql'] as const).map((kind) => {
+      const x = summarize(s.times[kind]);
+      return [s.kind, kind === 'code' ? 'JavaScript' : 'SQL', fmt(x.p50, 1), fmt(x.p95, 1), fmt(x.max, 1), fmt(x.p50 / N, 2), fmt(x.p50 / summarize(base.times[kind]).p50, 2)];
+    })));
+  } finally {
+    for (const s of sides) {
+      s.a.provider.destroy();
+      s.b.provider.destroy();
+      await s.server.stop();
+    }
+  }
 }
 
 async function supersede(a: BenchClient, b: BenchClient): Promise<Record<string, number | string>> {
@@ -161,8 +211,12 @@ async function parquetBench(a: BenchClient, b: BenchClient, serverUrl: string, t
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
+if (SERVERS.length > 1) {
+  await compareChains();
+  process.exit(process.exitCode ?? 0);
+}
 const dataDir = tmpDir('plexus-bench-kernel-');
-const server = await spawnServer('plexus', { dataDir, env: { PLEXUS_LOG_LEVEL: 'warn' } });
+const server = await spawnServer(SERVERS[0]!, { dataDir, env: { PLEXUS_LOG_LEVEL: 'warn' } });
 try {
   console.log(`Kernel benchmarks — ${machine()}; ${ROUNDS} rounds per chain`);
   const ws = await createWorkspace(server, 'kernel bench');

@@ -141,17 +141,20 @@ export interface SpawnOptions {
 
 /**
  * `plexus`: server/src/main.ts; `plexus-shadow`: the same with the pre-check off (every update
- * decided on a shadow replica, as before it: PLEXUS_UPDATE_PRECHECK=0); `bare`: a bare Hocuspocus;
+ * decided on a shadow replica, as before it: PLEXUS_UPDATE_PRECHECK=0); `plexus-kernel-socket`: the
+ * in-server kernel a socket peer with a replica, as before it served the live document
+ * (PLEXUS_KERNEL_IN_PLACE=0); `bare`: a bare Hocuspocus;
  * `hocuspocus-sqlite`: Hocuspocus with its own SQLite persistence at its default store debounce;
  * `hocuspocus-sqlite-sync`: the same storing on every change; `static`: a plain file server of env
  * STATIC_ROOT.
  */
-export type ServerKind = 'plexus' | 'plexus-shadow' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
+export type ServerKind = 'plexus' | 'plexus-shadow' | 'plexus-kernel-socket' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
 /** Kinds that are Plexus servers (workspaces made through its API, a data directory). */
-export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow';
+export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow' || k === 'plexus-kernel-socket';
 const ENTRIES: Record<ServerKind, string> = {
   plexus: path.join(repoRoot, 'server/src/main.ts'),
   'plexus-shadow': path.join(repoRoot, 'server/src/main.ts'),
+  'plexus-kernel-socket': path.join(repoRoot, 'server/src/main.ts'),
   bare: path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite': path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite-sync': path.join(here, 'bare-hocuspocus.ts'),
@@ -160,6 +163,7 @@ const ENTRIES: Record<ServerKind, string> = {
 /** What each kind needs in its environment. */
 const KIND_ENV: Partial<Record<ServerKind, () => Record<string, string>>> = {
   'plexus-shadow': () => ({ PLEXUS_UPDATE_PRECHECK: '0' }),
+  'plexus-kernel-socket': () => ({ PLEXUS_KERNEL_IN_PLACE: '0' }),
   'hocuspocus-sqlite': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite') }),
   'hocuspocus-sqlite-sync': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite'), BENCH_HOCUSPOCUS_DEBOUNCE: '0' }),
 };

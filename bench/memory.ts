@@ -14,8 +14,10 @@
  *   3. The same with K *empty* workspaces: the cost of a connection + an empty document, so the
  *      content's share is the difference.
  *   4. For reference, the heap of K plain Y.Docs holding the same state in this process.
- * With --servers=plexus,plexus-shadow both run on the same fixture, one after the other: Plexus as
- * shipped, and with its update pre-check off (a shadow replica per open workspace, as before it).
+ * With --servers=plexus,plexus-shadow,plexus-kernel-socket each runs on the same fixture, one after
+ * the other: Plexus as shipped, with its update pre-check off (a shadow replica per open workspace,
+ * as before it), and with its in-server kernel a socket peer keeping a replica (as before it served
+ * the live document).
  * Run: npx tsx bench/memory.ts [--k=20] [--servers=plexus]
  * Prints figures; asserts nothing.
  */
@@ -31,7 +33,8 @@ import { BENCH_SECRET, connectClient, fmt, machine, mb, printTable, sleep, spawn
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const K = Number(arg('k') ?? 20);
-const SERVERS = (arg('servers') ?? 'plexus').split(',') as Array<'plexus' | 'plexus-shadow'>;
+type PlexusKind = 'plexus' | 'plexus-shadow' | 'plexus-kernel-socket';
+const SERVERS = (arg('servers') ?? 'plexus').split(',') as PlexusKind[];
 
 async function buildFixture(): Promise<{ dir: string; full: string[]; empty: string[]; state: Uint8Array }> {
   const dir = tmpDir('plexus-mem-');
@@ -55,7 +58,7 @@ interface Point {
   mem: MemoryFigures;
 }
 
-async function measure(kind: 'plexus' | 'plexus-shadow', dir: string, ids: string[], checkpoints: number[]): Promise<{ base: MemoryFigures; points: Point[] }> {
+async function measure(kind: PlexusKind, dir: string, ids: string[], checkpoints: number[]): Promise<{ base: MemoryFigures; points: Point[] }> {
   const server = await spawnServer(kind, { dataDir: dir, nodeArgs: ['--expose-gc'] });
   const clients: BenchClient[] = [];
   try {

@@ -220,9 +220,9 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     ? new KernelManager({
         dataDir: config.dataDir,
         sharedDataDir: config.cluster !== null,
-        signer,
         log,
         idleMs: config.kernelIdleMs,
+        ...(config.kernelInPlace ? {} : { socketPeers: { signer } }),
         limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
         external: config.externalKernels,
         ...kernelCalls,

@@ -54,6 +54,12 @@ export interface ServerConfig {
    * workspace list, one kernel lease per workspace, and the calls cells make (samples, jobs).
    */
   externalKernels: boolean;
+  /**
+   * In-server kernels serve the live document itself (kernel/manager.ts); off
+   * (`PLEXUS_KERNEL_IN_PLACE=0`) each connects to this server over a socket and keeps a replica,
+   * as before: a switch for benchmarks and for ruling the in-place kernel out.
+   */
+  kernelInPlace: boolean;
   /** Time limit of one cell (ms), JavaScript and SQL. */
   cellTimeoutMs: number;
   /** Memory of a workspace's JavaScript runtime (MB of heap; ArrayBuffers are bounded by the address space). */
@@ -187,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     maxSampleVoxels: int(env.PLEXUS_MAX_SAMPLE_VOXELS, 64 * 1024 * 1024, 'PLEXUS_MAX_SAMPLE_VOXELS'),
     kernel: env.PLEXUS_KERNEL !== '0',
     externalKernels: env.PLEXUS_KERNEL === 'external',
+    kernelInPlace: env.PLEXUS_KERNEL_IN_PLACE !== '0',
     cellTimeoutMs: int(env.PLEXUS_CELL_TIMEOUT_MS, 30_000, 'PLEXUS_CELL_TIMEOUT_MS'),
     cellMemoryMb: int(env.PLEXUS_CELL_MEMORY_MB, 512, 'PLEXUS_CELL_MEMORY_MB'),
     jobMemoryMb: int(env.PLEXUS_JOB_MEMORY_MB, 2048, 'PLEXUS_JOB_MEMORY_MB'),

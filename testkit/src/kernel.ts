@@ -30,6 +30,9 @@ export function kernelSuite(overrides: Partial<ServerConfig> = {}): { server: Pl
     ctx.gates.openAll();
     ctx.clients.forEach((c) => c.destroy());
     await ctx.server.close();
+    // The in-server kernel writes on the live document, past the checks clients' updates get:
+    // whatever the file's tests made it do must have kept the schema's rules for the kernel.
+    expect(ctx.server.kernels?.schemaViolations ?? 0).toBe(0);
   });
   return ctx;
 }

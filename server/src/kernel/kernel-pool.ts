@@ -3,13 +3,16 @@
  * own uid slot (when the process runs as root) and a directory `<kernelDir>/<workspace>/` with
  * `scratch/` (children's cwd), `results/` (large outputs) and `tables/` (uploaded tables,
  * read-only files). The sync server's kernel manager (manager.ts) and a kernel process of its own
- * (kernel-service.ts) both run their kernels through one of these; what differs is only who says
- * when a workspace needs its kernel.
+ * (kernel-service.ts) both run their kernels through one of these; what differs is who says when
+ * a workspace needs its kernel, and how the kernel reaches the document: a kernel process's
+ * kernels connect to the server (`serverUrl`, `token`), the server's serve its live documents in
+ * place (`ensure(id, lend)`).
  * Effects: starts and stops kernels (network, processes, files), changes file modes in the data dir.
  */
 import fs from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import type * as Y from 'yjs';
 import type { Logger } from '../log.ts';
 import type { VolumeSampler } from './js-runtime.ts';
 import { WorkspaceKernel, type KernelLimits, type WorkspaceJobCaller } from './workspace-kernel.ts';
@@ -19,8 +22,8 @@ export interface KernelPoolOptions {
   dataDir: string;
   /** Several processes share the data dir: leftovers of other processes' uploads are not cleared at start. */
   sharedDataDir?: boolean;
-  /** The service token a workspace's kernel connects with. */
-  token: (ws: string) => string;
+  /** The service token a workspace's kernel connects with (kernels that connect: see `serverUrl`). */
+  token?: (ws: string) => string;
   log: Logger;
   limits: KernelLimits;
   /** First uid of the per-workspace range (root only). */
@@ -35,9 +38,16 @@ export interface KernelPoolOptions {
 
 const UID_BASE = 200_000;
 
+/** A document lent to a kernel in the same process (the sync server's live document). */
+export interface LentDocument {
+  doc: Y.Doc;
+  /** Called once, after the kernel's last write. */
+  release: () => Promise<void>;
+}
+
 export class KernelPool {
   private readonly kernels = new Map<string, { kernel: WorkspaceKernel; started: Promise<void>; slot: number }>();
-  /** The sync server kernels connect to; none start before it is known. */
+  /** The sync server kernels connect to (unless a document is lent to them); none connect before it is known. */
   serverUrl: string | null = null;
   private closing = false;
   readonly kernelDir: string;
@@ -83,11 +93,15 @@ export class KernelPool {
     return this.kernels.get(id)?.kernel;
   }
 
-  /** Starts the kernel of a workspace unless it runs. Resolves when it serves requests. */
-  ensure(id: string): Promise<void> {
+  /**
+   * Starts the kernel of a workspace unless it runs. Resolves when it serves requests. With `lend`
+   * the kernel serves the document it gives (called only when a kernel starts); otherwise it
+   * connects to `serverUrl`.
+   */
+  ensure(id: string, lend?: () => LentDocument): Promise<void> {
     const have = this.kernels.get(id);
     if (have) return have.started;
-    if (!this.serverUrl || this.closing || this.kernels.size >= this.capacity) return Promise.resolve();
+    if ((!lend && (!this.serverUrl || !this.opts.token)) || this.closing || this.kernels.size >= this.capacity) return Promise.resolve();
     const used = new Set([...this.kernels.values()].map((k) => k.slot));
     let slot = 0;
     while (used.has(slot)) slot++;
@@ -95,10 +109,11 @@ export class KernelPool {
     for (const sub of ['scratch', 'results', 'tables']) fs.mkdirSync(path.join(dir, sub), { recursive: true, mode: 0o755 });
     fs.chmodSync(dir, 0o755);
     fs.chmodSync(path.join(dir, 'scratch'), 0o755);
+    const lent = lend?.();
+    const token = this.opts.token;
     const kernel = new WorkspaceKernel({
       workspaceId: id,
-      serverUrl: this.serverUrl,
-      token: () => this.opts.token(id),
+      ...(lent ? { doc: lent.doc, release: lent.release } : { serverUrl: this.serverUrl!, token: () => token!(id) }),
       dir,
       tablesDir: this.tablesDir(id),
       uid: sandboxCaps().setpriv ? (this.opts.uidBase ?? UID_BASE) + slot : undefined,

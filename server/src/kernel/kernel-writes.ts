@@ -21,6 +21,7 @@ export class KernelWrites {
   private deferTimer: KernelTimer | null = null;
   private statusTimer: KernelTimer | null = null;
   private closed = false;
+  private sealed = false;
 
   constructor(
     private readonly doc: Y.Doc,
@@ -29,8 +30,9 @@ export class KernelWrites {
     private readonly status: () => KernelStatus,
   ) {}
 
-  /** Writes now, after any deferred writes. One transaction, kernel origin. */
+  /** Writes now, after any deferred writes. One transaction, kernel origin (nothing once sealed). */
   now(fn: () => void): void {
+    if (this.sealed) return;
     this.flush();
     this.doc.transact(fn, KERNEL_ORIGIN);
   }
@@ -71,5 +73,15 @@ export class KernelWrites {
     this.closed = true;
     this.clock.clearTimeout(this.statusTimer);
     this.statusTimer = null;
+  }
+
+  /**
+   * The kernel has let go of the document: nothing more is written, not even now (a run that ends
+   * while its runtime is being stopped must not reach a document the kernel no longer serves —
+   * inside the server that is the live document itself).
+   */
+  seal(): void {
+    this.close();
+    this.sealed = true;
   }
 }

@@ -1,13 +1,16 @@
 /**
- * The kernel of one workspace: a peer of the workspace document (a Hocuspocus client with a
- * service token, origin `kernel`) that reads run requests and commands from its replica, keeps the
- * dependency graph, runs cells one at a time in topological order in the sandboxed JS and SQL
- * runtimes, and writes status and outputs back. No lock anywhere: every decision is taken on the
- * kernel's own replica between two runs, and each run writes only into its own `exec` map
- * (docs/architecture.md, "Kernel", lists each race and its outcome). Its connection (a
- * ServicePeer), engines and clock are replaceable: `begin()` on an in-memory document with scripted
- * engines and a manual clock is how its scheduling is tested step by step.
- * Effects: network (its connection), child processes (its engines), files (large results), timers (its clock).
+ * The kernel of one workspace: a peer of the workspace document (origin `kernel`) that reads run
+ * requests and commands from the document, keeps the dependency graph, runs cells one at a time in
+ * topological order in the sandboxed JS and SQL runtimes, and writes status and outputs back. It
+ * reaches the document one of two ways: as a Hocuspocus client with a service token and a replica
+ * of its own (a kernel process of its own, `npm run kernel`: a ServicePeer), or — inside the sync
+ * server — on the server's live document itself (`doc` + `release`: no replica, no socket, no
+ * second apply of every keystroke). No lock anywhere: every decision is taken on the document
+ * between two runs, and each run writes only into its own `exec` map (docs/architecture.md,
+ * "Kernel", lists each race and its outcome). Its engines and clock are replaceable: `begin()` on
+ * an in-memory document with scripted engines and a manual clock is how its scheduling is tested
+ * step by step.
+ * Effects: network (its connection, if any), child processes (its engines), files (large results), timers (its clock).
  */
 import { ServicePeer } from '@plexus/peer';
 import * as Y from 'yjs';
@@ -40,8 +43,14 @@ export interface WorkspaceKernelOptions {
   /** Base URL of the sync server (http://host:port); with `token`, what start() connects to. */
   serverUrl?: string;
   token?: () => string;
-  /** The replica to serve (default: a fresh one, synced by start()). */
+  /**
+   * The document to serve. Without `serverUrl`, start() serves it as it is (the sync server's live
+   * document, or a test's in-memory one); with it, it is the replica the connection syncs
+   * (default: a fresh one).
+   */
   doc?: Y.Doc;
+  /** Called once by stop() after the kernel's last write: whoever lent `doc` may let it go. */
+  release?: () => Promise<void>;
   /** What cells run in (default: the sandboxed runtimes). */
   engines?: KernelEngines;
   /** Timers and "later" (default: Node's; tests drive a manual one). */
@@ -157,10 +166,14 @@ export class WorkspaceKernel {
     return listTables(this.doc).map((t) => `${t.name}:${t.created}`).join(',');
   }
 
-  /** Connects to the document, waits for the first sync, and starts serving requests. */
+  /**
+   * Starts serving requests: on the document it was given (no server URL), or once connected and
+   * synced (server URL and token).
+   */
   async start(): Promise<void> {
     const { serverUrl, token } = this.opts;
-    if (!serverUrl || !token) throw new Error('a kernel connects only with a server URL and a token');
+    if (!serverUrl && this.opts.doc) return this.begin();
+    if (!serverUrl || !token) throw new Error('a kernel needs a document to serve, or a server URL and a token to connect with');
     this.peer = new ServicePeer({ serverUrl, workspaceId: this.opts.workspaceId, doc: this.doc, token });
     // A stop while connecting (server shutting down) closes the peer, which ends this wait.
     await this.peer.synced;
@@ -198,7 +211,7 @@ export class WorkspaceKernel {
     this.scheduleTick();
   };
 
-  /** Disconnects and stops the runtimes. */
+  /** Writes its last status, lets go of the document (disconnects, or releases a lent one), and stops the runtimes. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
@@ -211,16 +224,18 @@ export class WorkspaceKernel {
           if (c) setPending(this.doc, c, null, KERNEL_ORIGIN);
         }
       });
-      // Let the last writes reach the server before the socket closes.
+      // Let the last writes reach the server before the socket closes (a lent document has them).
       if (this.peer) await new Promise((r) => setTimeout(r, 50));
     } catch {
       /* the document may be gone */
     }
     this.queue = [];
-    this.peer?.close();
-    await Promise.all([this.js.dispose(), this.sql.dispose()]);
+    this.writes.seal();
     this.doc.off('afterTransaction', this.onTransaction);
-    // A replica given to us belongs to whoever gave it.
+    this.peer?.close();
+    await this.opts.release?.().catch((e) => this.opts.log.warn('releasing the kernel\'s document failed', { ws: this.id, err: e }));
+    await Promise.all([this.js.dispose(), this.sql.dispose()]);
+    // A document given to us belongs to whoever gave it.
     if (!this.opts.doc) this.doc.destroy();
   }
 
