@@ -1,45 +1,61 @@
 /// <reference lib="dom" />
 /**
- * Browser load of a 1,000-cell workspace (20 lines per cell plus a small output entry): time from
+ * Browser load of a 1,000-cell workspace, and of a 10,000-cell one (20 lines per cell plus a small
+ * output entry; every fifth cell markdown): time from
  * navigation start until the first cell is visible, until the first editable editor is mounted
  * (interactive; a keystroke into it is then checked, untimed), and until the document is synced
  * from the server. Cold (fresh browser
  * context, empty IndexedDB) and warm (reload, IndexedDB filled). Prints p50 / max over runs.
  *
- *   npx tsx bench/browser-load.ts [runs=5]
+ *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000]
  */
+import path from 'node:path';
 import { chromium } from '@playwright/test';
-import * as Y from 'yjs';
-import { createCell, userOrigin } from '@plexus/shared';
-import { api, hocuspocusClient, startChildServer, tmpDir, waitFor } from '@plexus/testkit';
+import type * as Y from 'yjs';
+import { loadConfig } from '@plexus/server/config';
+import { startServer } from '@plexus/server/app';
+import { startChildServer, tmpDir } from '@plexus/testkit';
+import { fillNotebook } from './fixtures.ts';
 
-const RUNS = Number(process.argv[2] ?? 5);
-const CELLS = 1000;
+const RUNS = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 5);
+const SIZES = (process.argv.find((a) => a.startsWith('--cells='))?.split('=')[1] ?? '1000,10000').split(',').map(Number);
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
 
-async function main() {
-  const server = await startChildServer(tmpDir('plexus-bench-browser-'), { PLEXUS_CLIENT_DIR: new URL('../client/dist', import.meta.url).pathname });
+/**
+ * The workspaces, built through the server's own code in this process (a person's client may not
+ * write the kernel's run records the cells carry), on the data dir the measured server then opens.
+ */
+async function buildFixture(dir: string): Promise<Map<number, string>> {
+  const server = await startServer(
+    loadConfig({ PLEXUS_LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv, { port: 0, host: '127.0.0.1', dataDir: dir, seedDemo: false, kernel: false, secret: 'bench-fixture-secret-0123456789', clientDir: path.join(dir, 'no-client') }),
+  );
+  const ids = new Map<number, string>();
   try {
-    const ws = (await api(server.url, server.ownerToken, 'POST', '/api/workspaces', { name: 'Browser load' })).json.workspace.id as string;
-    const c = hocuspocusClient(server.url, ws, server.ownerToken);
-    await c.synced;
-    const o = userOrigin('bench');
-    c.doc.transact(() => {
-      for (let i = 0; i < CELLS; i++) {
-        const lines = Array.from({ length: 20 }, (_, l) => `const v${i}_${l} = ${i} * ${l}; // line ${l} of cell ${i}`).join('\n');
-        const id = createCell(c.doc, { kind: i % 5 === 0 ? 'markdown' : 'code', source: i % 5 === 0 ? `## Section ${i}\n\nNotes for cell ${i}.` : lines, author: 'bench' }, o);
-        const out = new Y.Map<unknown>();
-        out.set('text', `result ${i}`);
-        c.doc.getMap<Y.Map<unknown>>('cells').get(id)!.set('outputs', out);
-      }
-    }, o);
-    await waitFor(() => c.provider.unsyncedChanges === 0, { timeout: 60_000, message: 'cells stored' });
-    c.destroy();
+    // Every fifth cell markdown; code cells of 20 lines with a small output (bench/fixtures.ts).
+    for (const n of SIZES) ids.set(n, (await server.workspaces.create({ name: `Browser load ${n}`, fill: (doc) => fillNotebook(doc, n, 20, 5) })).id);
+  } finally {
+    await server.close();
+  }
+  return ids;
+}
 
+async function main() {
+  const dir = tmpDir('plexus-bench-browser-');
+  const ids = await buildFixture(dir);
+  const server = await startChildServer(dir, { PLEXUS_CLIENT_DIR: new URL('../client/dist', import.meta.url).pathname });
+  try {
+    for (const CELLS of SIZES) await measureSize(server, CELLS, ids.get(CELLS)!);
+  } finally {
+    await server.kill('SIGTERM');
+  }
+}
+
+async function measureSize(server: Awaited<ReturnType<typeof startChildServer>>, CELLS: number, ws: string): Promise<void> {
+  {
     const browser = await chromium.launch({
       executablePath: process.env.PLEXUS_CHROMIUM ?? '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -92,8 +108,6 @@ async function main() {
     console.log(`browser load of ${CELLS} cells (times from navigation start, ${RUNS} runs, headless Chromium)`);
     row('cold', cold);
     row('warm', warm);
-  } finally {
-    await server.kill('SIGTERM');
   }
 }
 

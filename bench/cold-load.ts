@@ -4,7 +4,8 @@
  * Setup (in this process, through the server's own code): an in-process Plexus server on a temp
  * data dir creates workspace A with `workspaces.create({ fill })` (1,000 code cells of 20 lines,
  * each with a small `outputs` Y.Map), a variant A-md (every fifth cell markdown with headings,
- * lists and italics instead: many more Yjs structs), duplicates A, and appends
+ * lists and italics instead: many more Yjs structs), A10k (10,000 such code cells: what opening a
+ * big workspace costs grows with the document), duplicates A, and appends
  * real single-keystroke Yjs updates (typed on a copy of A with insertCellText, ~8% backspaces)
  * with `store.append`: 1,000 (B1k: the most a crash can leave at the default compactEvery),
  * 10,000 (B10k) and 100,000 (B100k) entries on top of the snapshot. Then it stops; the database
@@ -17,7 +18,7 @@
  *  2. a fresh server process (server/src/main.ts, PLEXUS_COMPACT_EVERY huge so nothing is
  *     compacted) on a fresh copy of the fixture, per run: four identical copies of A one after
  *     the other (the 1st meets a JIT-cold process, later ones show a warming process: every load
- *     is a cold *document*), then A-md, B1k and B10k. Two clients:
+ *     is a cold *document*), then A-md, B1k, B10k and A10k. Two clients:
  *     - "server": a minimal protocol client timing connection request -> first byte of the
  *       document state (sync step 2). Nothing is applied: this is the server side.
  *     - "synced": a stock @hocuspocus/provider, connection request -> `synced` (includes the
@@ -37,7 +38,7 @@ import path from 'node:path';
 import * as Y from 'yjs';
 import { loadConfig } from '@plexus/server/config';
 import { startServer } from '@plexus/server/app';
-import { WorkspaceStore } from '@plexus/server/store/workspace-store';
+import { WorkspaceStore, snapshotFileOf } from '@plexus/server/store/workspace-store';
 import { fillNotebook, keystrokeUpdates } from './fixtures.ts';
 import { printProfile } from './cpuprofile.ts';
 import { BENCH_SECRET, connectClient, fmt, machine, median, printTable, rawOpen, repoRoot, sleep, spawnServer, tmpDir, type BenchClient, type ChildServer } from './lib.ts';
@@ -52,7 +53,7 @@ const HUGE = '1000000000';
 
 interface Fixture {
   dbFile: string;
-  ids: { A1: string; A2: string; A3: string; A4: string; Amd: string; B1k: string; B10k: string; B100k: string };
+  ids: { A1: string; A2: string; A3: string; A4: string; Amd: string; A10k: string; B1k: string; B10k: string; B100k: string };
   stateBytes: number;
   cells: number;
 }
@@ -69,6 +70,7 @@ async function buildFixture(): Promise<Fixture> {
     const A1 = (await server.workspaces.create({ name: 'A1: 1000 cells', fill: (doc) => fillNotebook(doc, 1000, 20) })).id;
     const t1 = performance.now();
     const Amd = (await server.workspaces.create({ name: 'A-md: 1000 cells, 200 markdown', fill: (doc) => fillNotebook(doc, 1000, 20, 5) })).id;
+    const A10k = (await server.workspaces.create({ name: 'A10k: 10000 cells', fill: (doc) => fillNotebook(doc, 10_000, 20) })).id;
     const [A2, A3, A4, B1k, B10k, B100k] = await Promise.all(['A2', 'A3', 'A4', 'B1k', 'B10k', 'B100k'].map(async (n) => (await server.workspaces.duplicate(A1, n)).id));
     const store = sqliteStore(server);
     const state = store.load(A1).update!;
@@ -88,17 +90,22 @@ async function buildFixture(): Promise<Fixture> {
         `append 111k log rows ${fmt(t4 - t3, 0)} ms; snapshot ${(state.byteLength / 1024).toFixed(0)} KiB`,
     );
     const mdBytes = store.load(Amd).update!.byteLength;
-    console.log(`A: ${(state.byteLength / 1024).toFixed(0)} KiB, ${Y.decodeUpdate(state).structs.length} structs; A-md: ${(mdBytes / 1024).toFixed(0)} KiB, ${Y.decodeUpdate(store.load(Amd).update!).structs.length} structs`);
-    return { dbFile: path.join(dir, 'plexus.db'), ids: { A1, A2: A2!, A3: A3!, A4: A4!, Amd, B1k: B1k!, B10k: B10k!, B100k: B100k! }, stateBytes: state.byteLength, cells: 1000 };
+    const bigBytes = store.load(A10k).update!;
+    console.log(
+      `A: ${(state.byteLength / 1024).toFixed(0)} KiB, ${Y.decodeUpdate(state).structs.length} structs; A-md: ${(mdBytes / 1024).toFixed(0)} KiB, ${Y.decodeUpdate(store.load(Amd).update!).structs.length} structs; ` +
+        `A10k: ${(bigBytes.byteLength / 1024).toFixed(0)} KiB, ${Y.decodeUpdate(bigBytes).structs.length} structs`,
+    );
+    return { dbFile: path.join(dir, 'plexus.db'), ids: { A1, A2: A2!, A3: A3!, A4: A4!, Amd, A10k, B1k: B1k!, B10k: B10k!, B100k: B100k! }, stateBytes: state.byteLength, cells: 1000 };
   } finally {
     await server.close();
   }
 }
 
-/** A fresh data dir holding a copy of the pristine fixture database. */
+/** A fresh data dir holding a copy of the pristine fixture databases (the log's and the snapshots'). */
 function freshCopy(f: Fixture): string {
   const dir = tmpDir('plexus-cold-run-');
   fs.copyFileSync(f.dbFile, path.join(dir, 'plexus.db'));
+  fs.copyFileSync(snapshotFileOf(f.dbFile), snapshotFileOf(path.join(dir, 'plexus.db')));
   return dir;
 }
 
@@ -178,7 +185,7 @@ async function main(): Promise<void> {
   // 1. raw
   console.log('\n## 1. Raw, in this process: fresh WorkspaceStore, store.load + Y.applyUpdate (ms, median of runs)');
   const rawRows: Array<Array<string | number>> = [];
-  for (const [key, runs] of [['A1', 5], ['Amd', 5], ['B1k', 5], ['B10k', 2]] as const) {
+  for (const [key, runs] of [['A1', 5], ['Amd', 5], ['A10k', 2], ['B1k', 5], ['B10k', 2]] as const) {
     const rs = Array.from({ length: runs }, () => rawLoad(f, f.ids[key]));
     rawRows.push([key, rs[0]!.logEntries, runs, fmt(median(rs.map((r) => r.sqlMs)), 1), fmt(median(rs.map((r) => r.loadMs)), 1), fmt(median(rs.map((r) => r.applyMs)), 1), fmt(median(rs.map((r) => r.totalMs)), 1), fmt(median(rs.map((r) => r.seqMs)), 1)]);
   }
@@ -210,6 +217,7 @@ async function main(): Promise<void> {
         opens.push(await openOnce(server, f.ids.Amd, client, 'after 4 loads', keep));
         opens.push(await openOnce(server, f.ids.B1k, client, 'after 5 loads', keep));
         opens.push(await openOnce(server, f.ids.B10k, client, 'after 6 loads', keep));
+        opens.push(await openOnce(server, f.ids.A10k, client, 'after 7 loads', keep));
       } finally {
         keep.forEach((k) => k.close());
         await server.stop();

@@ -11,7 +11,11 @@
  * character at position k), performance.now() when it became visible minus performance.now()
  * just before the writer's transaction. All clients share this process, so the clock is common.
  * Warm-up keystrokes are not counted. The server's event-loop delay/utilisation and CPU are read
- * over the measured window by a probe preloaded into the server process (bench/probe.ts).
+ * over the measured window by a probe preloaded into the server process (bench/probe.ts). CPU per
+ * keystroke is what typing adds: the server's CPU over the measured window minus its idle rate
+ * read in that same round, with the same clients connected, just before the typing (a window as
+ * long as the typing); idle read once after start instead (`--idle=start`, the old way) is
+ * inflated by the start-up's tail and swamps the keystrokes' share.
  * "busy off-CPU" = event-loop utilisation minus CPU share: time the loop was busy without running
  * (blocked in a syscall such as an fsync, or waiting for a core).
  *
@@ -50,6 +54,8 @@ interface Options {
   label: string;
   /** Receivers are light protocol clients (no Y.Doc) instead of stock providers. */
   light: boolean;
+  /** When the idle CPU subtracted from CPU per keystroke is read: in each round before typing, or once after start. */
+  idle: 'round' | 'start';
 }
 
 function parseArgs(argv: string[]): Options {
@@ -64,6 +70,7 @@ function parseArgs(argv: string[]): Options {
     cpuProf: argv.includes('--cpu-prof'),
     label: get('label') ?? 'keystroke-latency',
     light: argv.includes('--light'),
+    idle: get('idle') === 'start' ? 'start' : 'round',
   };
 }
 
@@ -82,6 +89,8 @@ interface RawRun {
   last: number[];
   missing: number;
   serverStats: ProbeStats;
+  /** The server's idle CPU in this round (clients connected, nobody typing), ms per second. */
+  idleCpuPerSecond: number;
   clientEventLoopUtilization: number;
   loadAvg: number;
 }
@@ -177,6 +186,8 @@ async function runOne(server: ChildServer, n: number, round: number, o: Options)
     const connectMs = performance.now() - t0;
     // Let the connection-time awareness fan-out (N x N messages) settle before typing.
     await sleep(500 + 5 * n);
+    // The idle rate this round: everyone connected, nobody typing, as long as the typing will take.
+    const idleRate = o.idle === 'round' ? await idleCpu(server, total * o.interval) : (idleCpuPerSecond.get(kind) ?? 0);
 
     let eluStart = performance.eventLoopUtilization();
     const writerText: Y.Text = cellText(getCell(writer.doc, cellId)!)!;
@@ -202,7 +213,7 @@ async function runOne(server: ChildServer, n: number, round: number, o: Options)
     detach.forEach((d) => d());
 
     const latencies = deliveries(seenAt, sentAt, total, o.warmup, Array.from({ length: receiverCount }, (_, r) => r));
-    return { server: kind, clients: n, round, connectMs, ...latencies, serverStats, clientEventLoopUtilization: clientElu, loadAvg };
+    return { server: kind, clients: n, round, connectMs, ...latencies, serverStats, idleCpuPerSecond: idleRate, clientEventLoopUtilization: clientElu, loadAvg };
   } finally {
     closers.forEach((c) => c());
     await sleep(300); // let the server unload the document before the next run
@@ -225,7 +236,7 @@ function combine(runs: RawRun[], o: Options): LatencyResult {
     serverEventLoopDelayMax: Math.max(...runs.map((r) => r.serverStats.eventLoopDelay.max)),
     serverEventLoopUtilization: mean((r) => r.serverStats.eventLoopUtilization),
     serverCpuPercent: mean((r) => r.serverStats.cpuPercent),
-    serverCpuMsPerKeystroke: mean((r) => (r.serverStats.cpuMs - ((idleCpuPerSecond.get(r.server) ?? 0) * r.serverStats.wallMs) / 1000) / o.keystrokes),
+    serverCpuMsPerKeystroke: mean((r) => (r.serverStats.cpuMs - (r.idleCpuPerSecond * r.serverStats.wallMs) / 1000) / o.keystrokes),
     clientEventLoopUtilization: mean((r) => r.clientEventLoopUtilization),
     connectMs: mean((r) => r.connectMs),
     loadAvg: mean((r) => r.loadAvg),
@@ -250,8 +261,10 @@ export async function main(argv = process.argv.slice(2)): Promise<LatencyResult[
       const nodeArgs = o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=250'] : [];
       servers.set(kind, await spawnServer(kind, { nodeArgs }));
     }
-    for (const s of servers.values()) await measureIdle(s);
-    console.log(`idle server CPU (subtracted from CPU per keystroke): ${[...idleCpuPerSecond].map(([k, v]) => `${k} ${fmt(v / 10, 1)}%`).join(', ')}`);
+    if (o.idle === 'start') {
+      for (const s of servers.values()) await measureIdle(s);
+      console.log(`idle server CPU (subtracted from CPU per keystroke): ${[...idleCpuPerSecond].map(([k, v]) => `${k} ${fmt(v / 10, 1)}%`).join(', ')}`);
+    } else console.log('idle server CPU: read in each round before typing (same clients, same duration) and subtracted from that round');
     for (let round = 1; round <= o.rounds; round++) {
       for (const n of o.counts) {
         const order = round % 2 === 1 ? o.servers : [...o.servers].reverse();
@@ -262,7 +275,7 @@ export async function main(argv = process.argv.slice(2)): Promise<LatencyResult[
           const s = r.serverStats;
           console.log(
             `round ${round} ${kind.padEnd(6)} N=${String(n).padEnd(3)} p50 ${fmt(a.p50)} p99 ${fmt(a.p99)} max ${fmt(a.max)} ms | first p50 ${fmt(summarize(r.first).p50)} | ` +
-              `server ELD p99 ${fmt(s.eventLoopDelay.p99)} ELU ${fmt(s.eventLoopUtilization)} CPU ${fmt(s.cpuPercent, 0)}% | client ELU ${fmt(r.clientEventLoopUtilization)} | ` +
+              `server ELD p99 ${fmt(s.eventLoopDelay.p99)} ELU ${fmt(s.eventLoopUtilization)} CPU ${fmt(s.cpuPercent, 0)}% (idle ${fmt(r.idleCpuPerSecond / 10, 1)}%) | client ELU ${fmt(r.clientEventLoopUtilization)} | ` +
               `missing ${r.missing} | load ${fmt(r.loadAvg, 1)}`,
           );
         }

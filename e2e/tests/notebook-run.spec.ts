@@ -62,8 +62,14 @@ test('stale: editing a cell after its run marks the output stale for both people
     await expect(cellLocator(p, root).getByTestId('cell-outputs')).toHaveClass(/is-stale/);
   }
   // Running it again makes it fresh everywhere.
+  const depCount = async () => Number(((await cellLocator(alice.page, dep).getByTestId('cell-count').textContent()) ?? '').replace(/\D/g, '') || 0);
+  const depRuns = await depCount();
   await cellLocator(alice.page, root).getByTestId('cell-run').click();
   for (const p of [alice.page, bob.page]) await expect(cellLocator(p, root).getByTestId('cell-stale')).toHaveCount(0);
+  // Its dependent runs again too: let that run end first — a restart cancels a running cell, and
+  // a cancelled run has no output to mark stale (seen on a loaded machine).
+  await expect.poll(depCount, { timeout: 60_000 }).toBeGreaterThan(depRuns);
+  await expect(cellLocator(alice.page, dep).getByTestId('cell-status')).toHaveAttribute('data-state', 'done', { timeout: 60_000 });
   // Restart: the kernel forgets every value and marks the outputs stale.
   await alice.page.getByTestId('kernel-restart').click();
   for (const p of [alice.page, bob.page]) await expect(cellLocator(p, dep).getByTestId('cell-stale')).toBeVisible({ timeout: 60_000 });
