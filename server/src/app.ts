@@ -253,8 +253,13 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     name: 'plexus',
     quiet: true,
     timeout: config.connectionTimeoutMs,
-    // Storage is our write-ahead log, not Hocuspocus' debounced store: unload as soon as possible.
-    debounce: 0,
+    // Storage is our write-ahead log, not Hocuspocus' debounced store: no extension stores on its
+    // schedule, so its store hooks only decide when an unloaded-to-be document goes. With a debounce
+    // of 0 they ran on every update (a mutex, two hook chains and an unload check per keystroke);
+    // debounced, they cost a timer reset. Unloads still happen at once: `unloadImmediately` runs
+    // the pending store when the last socket leaves, and a direct connection (or the kernel's
+    // hold, kernel/manager.ts) stores at once when it lets go.
+    debounce: 10_000,
     unloadImmediately: true,
     extensions: [...(cluster ? [cluster.ownership] : []), new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), ...(atlas ? [atlas.extension] : []), library.extension, forking.roster.extension, history.attribution.extension, history.checkpoints.extension, metrics.extension],
   });

@@ -137,7 +137,13 @@ export class KernelManager implements Extension {
         document.off('afterTransaction', check);
         if (this.held.get(id) === document) this.held.delete(id);
         document.removeDirectConnection();
-        if (document.getConnectionsCount() === 0 && this.hocuspocus) await this.hocuspocus.unloadDocument(document);
+        const hocuspocus = this.hocuspocus;
+        if (!hocuspocus || document.getConnectionsCount() > 0) return;
+        // As a direct connection's disconnect does: run the pending (debounced) store hooks now,
+        // after which Hocuspocus unloads a document nobody holds; then unload in case none was pending.
+        const context = { kernel: true };
+        await hocuspocus.storeDocumentHooks(document, { instance: hocuspocus, clientsCount: 0, document, documentName: document.name, lastContext: context, lastTransactionOrigin: { source: 'local', context } }, true);
+        await hocuspocus.unloadDocument(document);
       },
     };
   }

@@ -222,8 +222,12 @@ describe('several nodes', () => {
       await pin.synced;
       addCell(pin.doc, 'pin', 'before');
       await waitFor(() => pin.provider.unsyncedChanges === 0, { message: 'the first edit acknowledged' });
-      // x stops renewing (as if paused): its lease runs out, and a client of y makes y take the workspace.
+      // x stops renewing and sweeping (as if paused): its lease runs out, and a client of y makes y
+      // take the workspace. (A sweep of x between y's claim and the next check would find the
+      // claimed fence and drop the workspace itself — seen on a loaded machine — before the store
+      // could refuse the stale write this test is about.)
       x.cluster!.leases.stopRenewing();
+      x.cluster!.ownership.stop();
       await waitFor(async () => (await x.cluster!.leases.holder(ws)) === null, { timeout: 30_000, message: "x's lease to expire" });
       const other = hocuspocusClient(y.url, ws, y.ownerToken);
       await other.synced;

@@ -186,7 +186,9 @@ describe('kernels in processes of their own', () => {
   }, 180_000);
 
   it('killed mid-cell, the standby process takes over: the run is reported stopped and the next run works', async () => {
-    const first = kernelProcess();
+    // The spinning cell must end by the kill, never by its own time limit first: starting the
+    // standby took longer than the tests' 3 s limit on a loaded machine (the run ended in a timeout).
+    const first = kernelProcess({ PLEXUS_CELL_TIMEOUT_MS: '600000' });
     const ws = await newWorkspace(server, 'Kernel takeover');
     const c = await client(server, ws, clients);
     await first.logged('kernel lease taken', ws);
