@@ -222,7 +222,12 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         sharedDataDir: config.cluster !== null,
         log,
         idleMs: config.kernelIdleMs,
-        ...(config.kernelInPlace ? {} : { socketPeers: { signer } }),
+        // In place only where appends are synchronous (SQLite): a kernel write then reaches the log
+        // in the turn it is made, before anyone is sent it. With Postgres (asynchronous appends,
+        // every cluster) a server-side change is sent before it is stored, and a client that saw a
+        // kernel write the store never got (a crash, a stale holder fenced off) would re-send it as
+        // its own — refused by the schema; the kernel then stays a peer whose writes are stored first.
+        ...(config.kernelInPlace && store.syncAppends ? {} : { socketPeers: { signer } }),
         limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
         external: config.externalKernels,
         ...kernelCalls,
@@ -258,8 +263,12 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     // of 0 they ran on every update (a mutex, two hook chains and an unload check per keystroke);
     // debounced, they cost a timer reset. Unloads still happen at once: `unloadImmediately` runs
     // the pending store when the last socket leaves, and a direct connection (or the kernel's
-    // hold, kernel/manager.ts) stores at once when it lets go.
-    debounce: 10_000,
+    // hold, kernel/manager.ts) stores at once when it lets go. Only with synchronous storage: there
+    // no unload hook waits for I/O, so no update can land while a document unloads; with Postgres
+    // one can (persistence awaits appends in flight), which aborts the unload until the pending
+    // store runs — at once with a debounce of 0, 10 s later otherwise, during which a client
+    // joining would reuse a document whose unload hooks already ran.
+    debounce: store.syncAppends ? 10_000 : 0,
     unloadImmediately: true,
     extensions: [...(cluster ? [cluster.ownership] : []), new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), ...(atlas ? [atlas.extension] : []), library.extension, forking.roster.extension, history.attribution.extension, history.checkpoints.extension, metrics.extension],
   });

@@ -111,17 +111,25 @@ export class KernelPool {
     fs.chmodSync(path.join(dir, 'scratch'), 0o755);
     const lent = lend?.();
     const token = this.opts.token;
-    const kernel = new WorkspaceKernel({
-      workspaceId: id,
-      ...(lent ? { doc: lent.doc, release: lent.release } : { serverUrl: this.serverUrl!, token: () => token!(id) }),
-      dir,
-      tablesDir: this.tablesDir(id),
-      uid: sandboxCaps().setpriv ? (this.opts.uidBase ?? UID_BASE) + slot : undefined,
-      limits: this.opts.limits,
-      log: this.opts.log,
-      sample: this.opts.sample?.(id),
-      jobs: this.opts.jobs,
-    });
+    let kernel: WorkspaceKernel;
+    try {
+      kernel = new WorkspaceKernel({
+        workspaceId: id,
+        ...(lent ? { doc: lent.doc, release: lent.release } : { serverUrl: this.serverUrl!, token: () => token!(id) }),
+        dir,
+        tablesDir: this.tablesDir(id),
+        uid: sandboxCaps().setpriv ? (this.opts.uidBase ?? UID_BASE) + slot : undefined,
+        limits: this.opts.limits,
+        log: this.opts.log,
+        sample: this.opts.sample?.(id),
+        jobs: this.opts.jobs,
+      });
+    } catch (e) {
+      // Nothing started: the document lent to it goes back at once.
+      if (lent) void lent.release();
+      this.opts.log.error('kernel failed to start', { ws: id, err: e });
+      return Promise.resolve();
+    }
     const started = kernel.start().then(
       () => this.opts.log.info('kernel started', { ws: id }),
       (e) => {

@@ -95,8 +95,13 @@ export class KernelManager implements Extension {
   }
 
   async afterLoadDocument({ documentName, document }: afterLoadDocumentPayload): Promise<void> {
-    // Not awaited: the load goes on while the kernel starts (its start-up writes land in this turn).
-    void this.ensure(documentName, document);
+    // Not awaited: the load goes on while the kernel starts (its start-up writes land in this turn);
+    // a kernel that cannot start never fails the load.
+    try {
+      void this.ensure(documentName, document);
+    } catch (e) {
+      this.opts.log.error('kernel failed to start', { ws: documentName, err: e });
+    }
   }
 
   async onDisconnect({ documentName, document }: onDisconnectPayload): Promise<void> {

@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { KERNEL_ORIGIN, readCellRun, readKernelStatus, requestRun, roots } from '@plexus/shared';
-import { Gates, gateCall, storedDoc, waitFor, type HpClient } from '@plexus/testkit';
+import { Gates, gateCall, startPostgres, storedDoc, waitFor, type HpClient } from '@plexus/testkit';
 import { addCell, alice, aliceOrigin, client, kernelOf, newWorkspace, startKernelServer, waitRun } from '@plexus/testkit/kernel';
 
 const clients: HpClient[] = [];
@@ -104,6 +104,28 @@ describe('the in-server kernel on the live document', () => {
       expect((await waitRun(a.doc, id, (r) => r.state === 'done')).outputs).toEqual([{ type: 'text', text: '42' }]);
     } finally {
       await server.close();
+    }
+  });
+
+  it('with Postgres (appends complete later) the kernel stays a socket peer, its writes stored before anyone is sent them', async () => {
+    const pg = await startPostgres({ fsync: false });
+    try {
+      const server = await startKernelServer({ databaseUrl: await pg.createDatabase() });
+      try {
+        expect(server.store.syncAppends).toBe(false);
+        const ws = await newWorkspace(server);
+        const a = await client(server, ws, clients);
+        const live = server.hocuspocus.documents.get(ws)!;
+        expect(kernelOf(server, ws).doc).not.toBe(live);
+        expect(live.getConnections()).toHaveLength(2);
+        const id = addCell(a.doc, 'code', '6 * 7');
+        requestRun(a.doc, id, alice, aliceOrigin);
+        expect((await waitRun(a.doc, id, (r) => r.state === 'done')).outputs).toEqual([{ type: 'text', text: '42' }]);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await pg.destroy();
     }
   });
 });
