@@ -215,6 +215,12 @@ export class WorkspaceKernel {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    try {
+      // Results of cells that ended just before (still in the write batch) are theirs to keep.
+      this.writes.flush();
+    } catch {
+      /* the document may be gone */
+    }
     this.writes.close();
     try {
       writeKernelStatus(this.doc, { ...this.status(), state: 'offline', current: null, queue: [] }, KERNEL_ORIGIN);

@@ -204,4 +204,18 @@ describe('kernel scheduling on an in-memory document', () => {
     await clock.settle();
     expect(run(a).state).toBe('done');
   });
+
+  it('a kernel stopped right after a cell ended still writes that result (it was waiting in the write batch)', async () => {
+    const { doc, clock, engines, kernel, run } = setUp();
+    const a = addCell(doc, 'code', '6 * 7');
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    engines.open[0]!.finish({ outputs: [textOutput('42')] });
+    // The run's end is handled (its result deferred to the batch), but the batch's timer has not fired.
+    await new Promise((r) => setImmediate(r));
+    expect(run(a).state).not.toBe('done');
+    await kernel.stop();
+    expect(run(a).state).toBe('done');
+    expect(shown(run(a))).toBe('42');
+  });
 });
