@@ -18,6 +18,7 @@ const arg = (name: string, def: string) => process.argv.find((a) => a.startsWith
 const cells = Number(arg('cells', '100'));
 const rounds = Number(arg('rounds', '10'));
 const kind = arg('kind', 'js') as 'js' | 'sql';
+const ahead = arg('ahead', '1') !== '0';
 const origin = userOrigin('bench', 'Bench');
 const who = { id: 'bench', name: 'Bench' };
 
@@ -41,6 +42,7 @@ const dir = tmpDir();
 for (const sub of ['scratch', 'results', 'tables']) fs.mkdirSync(`${dir}/${sub}`, { recursive: true });
 const kernel = new WorkspaceKernel({
   workspaceId: 'w_bench', doc, dir, tablesDir: `${dir}/tables`, log: createLogger('silent'),
+  runAhead: ahead,
   limits: { timeoutMs: 30_000, memoryMb: 512, sqlMemoryMb: 512, sqlRowsToJs: 10_000, maxFrameBytes: 64 << 20 },
 });
 kernel.begin();
@@ -81,9 +83,10 @@ for (let r = 0; r <= rounds; r++) {
 }
 const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
 const ms = (x: number) => x.toFixed(1);
-console.log(`kernel chain, ${kind}, ${cells} cells, ${rounds} rounds, load ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(`kernel chain, ${kind}, ${cells} cells, ${ahead ? 'trivial cells sent ahead' : 'one round trip per cell'}, ${rounds} rounds, load ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
 console.log(`  wall per chain   p50 ${ms(q(walls, 0.5))} ms   p95 ${ms(q(walls, 0.95))} ms   per cell p50 ${(q(walls, 0.5) / cells).toFixed(3)} ms`);
 console.log(`  kernel CPU/chain p50 ${ms(q(selfCpu, 0.5))} ms   per cell ${(q(selfCpu, 0.5) / cells).toFixed(3)} ms`);
 console.log(`  runtime CPU/chain p50 ${ms(q(childCpu, 0.5))} ms   per cell ${(q(childCpu, 0.5) / cells).toFixed(3)} ms`);
+console.log('  stats', JSON.stringify((kernel as any).js.stats));
 await kernel.stop();
 process.exit(0);

@@ -229,6 +229,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         // its own — refused by the schema; the kernel then stays a peer whose writes are stored first.
         ...(config.kernelInPlace && store.syncAppends ? {} : { socketPeers: { signer } }),
         limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
+        runAhead: config.kernelRunAhead,
         external: config.externalKernels,
         ...kernelCalls,
       })

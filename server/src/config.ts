@@ -60,6 +60,11 @@ export interface ServerConfig {
    * as before: a switch for benchmarks and for ruling the in-place kernel out.
    */
   kernelInPlace: boolean;
+  /**
+   * Chains of trivial JavaScript cells go to the runner as one batch (workspace-kernel.ts,
+   * sendAhead); off (`PLEXUS_KERNEL_AHEAD=0`): one round trip per cell, the benchmarks' baseline.
+   */
+  kernelRunAhead: boolean;
   /** Time limit of one cell (ms), JavaScript and SQL. */
   cellTimeoutMs: number;
   /** Memory of a workspace's JavaScript runtime (MB of heap; ArrayBuffers are bounded by the address space). */
@@ -194,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     kernel: env.PLEXUS_KERNEL !== '0',
     externalKernels: env.PLEXUS_KERNEL === 'external',
     kernelInPlace: env.PLEXUS_KERNEL_IN_PLACE !== '0',
+    kernelRunAhead: env.PLEXUS_KERNEL_AHEAD !== '0',
     cellTimeoutMs: int(env.PLEXUS_CELL_TIMEOUT_MS, 30_000, 'PLEXUS_CELL_TIMEOUT_MS'),
     cellMemoryMb: int(env.PLEXUS_CELL_MEMORY_MB, 512, 'PLEXUS_CELL_MEMORY_MB'),
     jobMemoryMb: int(env.PLEXUS_JOB_MEMORY_MB, 2048, 'PLEXUS_JOB_MEMORY_MB'),

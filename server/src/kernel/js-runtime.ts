@@ -116,9 +116,28 @@ type Pending = {
   interrupted: boolean;
 };
 
+/** A cell sent ahead in a batch (runAhead), in the order the kernel will ask for its result. */
+interface Ahead {
+  runId: string;
+  code: string;
+  inputs: string[];
+  outcome: RunOutcome | null;
+  streams: Array<['stdout' | 'stderr', string]>;
+}
+
 export class JsRuntime {
   private child: SandboxedChild | null = null;
   private run_: (Pending & { runId: string }) | null = null;
+  private ahead: Ahead[] = [];
+  private aheadBatch: string | null = null;
+  private aheadCpuMs: number | null = null;
+  /**
+   * Cells sent ahead whose results were thrown away (runAhead): the runner may have run them, so
+   * the values they define may be newer than what the kernel recorded.
+   */
+  onAheadDropped: ((runIds: string[]) => void) | null = null;
+  /** Batches sent ahead, and cells whose result came from one or was thrown away (tests, benchmarks). */
+  readonly stats = { batches: 0, aheadUsed: 0, aheadDropped: 0 };
   private requests = new Map<number, (v: { values: Record<string, unknown>; missing: string[]; error?: string }) => void>();
   private nextId = 1;
   private ready: Promise<void> | null = null;
@@ -165,6 +184,7 @@ export class JsRuntime {
     this.ready = child.ready;
     child.death.then((reason) => {
       this.death = reason;
+      this.ahead = [];
       const r = this.run_;
       this.run_ = null;
       if (r) {
@@ -189,7 +209,9 @@ export class JsRuntime {
   private onMessage(m: Record<string, unknown>): void {
     switch (m.type) {
       case 'stream':
-        if (this.run_ && m.runId === this.run_.runId && (m.name === 'stdout' || m.name === 'stderr')) this.run_.onStream(m.name, String(m.text ?? ''));
+        if (m.name !== 'stdout' && m.name !== 'stderr') return;
+        if (this.run_ && m.runId === this.run_.runId) this.run_.onStream(m.name, String(m.text ?? ''));
+        else this.ahead.find((a) => a.runId === m.runId)?.streams.push([m.name, String(m.text ?? '')]);
         return;
       case 'running': {
         const r = this.run_;
@@ -204,12 +226,27 @@ export class JsRuntime {
       }
       case 'done':
       case 'error': {
+        const outcome: RunOutcome = m.type === 'done'
+          ? { ok: true, defines: asStrings(m.defines), outputs: Array.isArray(m.outputs) ? (m.outputs as CellOutput[]) : [], full: m.full }
+          : { ok: false, defines: [], outputs: [], error: sanitizeError(m.error) };
         const r = this.run_;
-        if (!r || m.runId !== r.runId) return;
+        if (!r || m.runId !== r.runId) {
+          // A cell of the batch sent ahead, before the kernel asks for it.
+          const i = this.ahead.findIndex((a) => a.runId === m.runId && !a.outcome);
+          if (i < 0) return;
+          this.ahead[i]!.outcome = outcome;
+          // The batch stopped at this failure: the cells after it did not run.
+          if (!outcome.ok) this.truncateAhead(i + 1);
+          return;
+        }
         this.run_ = null;
         r.deadline.stop();
-        if (m.type === 'done') r.resolve({ ok: true, defines: asStrings(m.defines), outputs: Array.isArray(m.outputs) ? (m.outputs as CellOutput[]) : [], full: m.full });
-        else r.resolve({ ok: false, defines: [], outputs: [], error: sanitizeError(m.error) });
+        if (!outcome.ok && this.ahead.length) {
+          // A cell of a batch failed: the runner stopped there, the cells after it never ran.
+          this.truncateAhead(0);
+          this.aheadBatch = null;
+        }
+        r.resolve(outcome);
         return;
       }
       case 'sample': {
@@ -256,6 +293,21 @@ export class JsRuntime {
       return { ok: false, defines: [], outputs: [], fatal: reason, error: { type: 'error', name: 'KernelError', message: reason } };
     }
     if (this.run_) throw new Error('one cell at a time');
+    const head = this.ahead[0];
+    if (head && head.runId === input.runId && head.code === input.code && sameNames(head.inputs, input.inputs)) {
+      // Sent ahead in a batch: its result is here, or on its way (no round trip).
+      this.ahead.shift();
+      if (!this.ahead.length) this.aheadBatch = null;
+      this.stats.aheadUsed++;
+      for (const [name, text] of head.streams) onStream(name, text);
+      if (head.outcome) return head.outcome;
+      return new Promise<RunOutcome>((resolve) => {
+        const deadline = new RunDeadline(this.opts.timeoutMs + START_SLACK_MS, Math.max(HOST_WAIT_CAP_MS, 10 * this.opts.timeoutMs), () => this.hardTimeout());
+        this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: this.aheadCpuMs, syncDone: false, interrupted: false };
+      });
+    }
+    // Anything else than the next cell sent ahead: the batch's later results no longer hold.
+    this.dropAhead();
     return new Promise<RunOutcome>((resolve) => {
       // The runner's own vm timeout stops a synchronous loop softly (values kept); this hard
       // deadline only catches a runner that does not answer. It starts generous (the run message
@@ -265,6 +317,45 @@ export class JsRuntime {
       this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: null, syncDone: false, interrupted: false };
       this.child!.send({ type: 'run', ...input, timeoutMs: this.opts.timeoutMs });
     });
+  }
+
+  /**
+   * Sends consecutive cells that neither loop nor call anything ahead, as one batch: the runner
+   * runs them one after another with no round trip in between, and run() then finds each result
+   * waiting (a chain of trivial cells in one round trip instead of one per cell). Results hold only
+   * while the kernel asks for exactly these cells in this order with these sources and inputs: any
+   * other run, a set, delete, cancel or interrupt throws the rest away (and stops the batch), and
+   * those cells run again normally. Values the runner defined for cells thrown away are overwritten
+   * when they run again; the kernel's own record of live values is what it trusts. Only when idle.
+   */
+  /** Results still expected from the batch sent ahead (runAhead sends another only at 0). */
+  get expecting(): number {
+    return this.ahead.length;
+  }
+
+  runAhead(inputs: RunInput[]): void {
+    if (inputs.length < 2 || this.run_ || this.ahead.length || !this.child || !this.alive) return;
+    const batchId = `b${++this.stats.batches}`;
+    this.aheadBatch = batchId;
+    // The runner's CPU when the batch went: what its deadline counts from (read once per batch).
+    this.aheadCpuMs = this.child.cpuState()?.cpuMs ?? null;
+    this.ahead = inputs.map((i) => ({ runId: i.runId, code: i.code, inputs: i.inputs, outcome: null, streams: [] }));
+    this.child.send({ type: 'batch', batchId, timeoutMs: this.opts.timeoutMs, runs: inputs.map(({ runId, code, shifts, inputs: names, filename }) => ({ runId, code, shifts, inputs: names, filename })) });
+  }
+
+  /** Throws away the results still expected from the batch sent ahead, and stops it. */
+  private dropAhead(): void {
+    if (!this.ahead.length) return;
+    const dropped = this.ahead.map((a) => a.runId);
+    this.truncateAhead(0);
+    this.onAheadDropped?.(dropped);
+    if (this.aheadBatch) this.child?.send({ type: 'cancel-batch', batchId: this.aheadBatch });
+    this.aheadBatch = null;
+  }
+
+  private truncateAhead(keep: number): void {
+    this.stats.aheadDropped += Math.max(0, this.ahead.length - keep);
+    this.ahead.length = Math.min(this.ahead.length, keep);
   }
 
   /** A call the running cell made to the server: its time does not count against the cell's limit (run-deadline.ts). */
@@ -289,6 +380,7 @@ export class JsRuntime {
   cancel(runId: string): void {
     const r = this.run_;
     if (!r || r.runId !== runId) return;
+    this.dropAhead();
     this.child?.send({ type: 'cancel', runId });
     this.run_ = null;
     r.deadline.stop();
@@ -307,6 +399,7 @@ export class JsRuntime {
    * cannot be read, after `graceMs`; always within `maxWaitMs`.
    */
   interrupt(opts: { graceMs?: number; cpuGraceMs?: number; maxWaitMs?: number } = {}): void {
+    this.dropAhead();
     const r = this.run_;
     const child = this.child;
     if (!r || !child) return;
@@ -342,11 +435,14 @@ export class JsRuntime {
   }
 
   set(name: string, value: unknown): void {
+    this.dropAhead();
     this.child?.send({ type: 'set', name, value });
   }
 
   delete(names: string[]): void {
-    if (names.length) this.child?.send({ type: 'delete', names });
+    if (!names.length) return;
+    this.dropAhead();
+    this.child?.send({ type: 'delete', names });
   }
 
   dispose(): Promise<void> {
@@ -356,6 +452,8 @@ export class JsRuntime {
     return this.child.exited.then(() => {});
   }
 }
+
+const sameNames = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 const asStrings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 

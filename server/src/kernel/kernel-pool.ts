@@ -26,6 +26,8 @@ export interface KernelPoolOptions {
   token?: (ws: string) => string;
   log: Logger;
   limits: KernelLimits;
+  /** Chains of trivial JavaScript cells go to the runner as one batch (default; `PLEXUS_KERNEL_AHEAD=0`: one round trip per cell). */
+  runAhead?: boolean;
   /** First uid of the per-workspace range (root only). */
   uidBase?: number;
   /** Most kernels at once (each has its own uid slot); default: no limit. */
@@ -120,6 +122,7 @@ export class KernelPool {
         tablesDir: this.tablesDir(id),
         uid: sandboxCaps().setpriv ? (this.opts.uidBase ?? UID_BASE) + slot : undefined,
         limits: this.opts.limits,
+        runAhead: this.opts.runAhead,
         log: this.opts.log,
         sample: this.opts.sample?.(id),
         jobs: this.opts.jobs,

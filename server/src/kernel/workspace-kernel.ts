@@ -22,8 +22,8 @@ import {
   type Requester, type RunTrigger, randomId, abandonKernelMarks, changesNotebookGraph, onlyEditsCellSources, roots,
 } from '@plexus/shared';
 import type { Logger } from '../log.ts';
-import { compileJsCell } from './compile.ts';
-import type { RunOutcome, VolumeSampler } from './js-runtime.ts';
+import { compileJsCell, type CompiledCell } from './compile.ts';
+import type { RunInput, RunOutcome, VolumeSampler } from './js-runtime.ts';
 import { sandboxedEngines, type JsEngine, type KernelEngines, type SqlEngine } from './engines.ts';
 import { systemClock, type KernelClock, type KernelTimer } from './kernel-clock.ts';
 import { KernelWrites } from './kernel-writes.ts';
@@ -65,6 +65,8 @@ export interface WorkspaceKernelOptions {
   sample?: VolumeSampler;
   /** Analysis jobs for cells (`calcium.start/status`), for this workspace and the cell's requester. */
   jobs?: WorkspaceJobCaller;
+  /** Send chains of trivial JavaScript cells to the runner ahead, one batch per chain (default true; false: one round trip per cell, the benchmarks' baseline). */
+  runAhead?: boolean;
 }
 
 /** Starts or reads an analysis job of workspace `ws` for a cell run requested by `by`. */
@@ -96,6 +98,8 @@ interface Running {
 }
 
 const STREAM_FLUSH_MS = 100;
+/** Most trivial cells sent to the runner ahead in one batch. */
+const AHEAD_MAX_CELLS = 256;
 const START_WRITE_DELAY_MS = 15;
 
 export class WorkspaceKernel {
@@ -123,6 +127,10 @@ export class WorkspaceKernel {
   private stopped = false;
   private tablesKey = '';
   private readonly cellRefs = new Map<string, string[]>();
+  /** Each JavaScript cell's compiled form, for its source and inputs (compiled once when sent ahead). */
+  private readonly compiled = new Map<string, { key: string; c: CompiledCell }>();
+  /** The cells of the batch last sent ahead, by run id. */
+  private aheadRuns = new Map<string, string>();
   private message: string | undefined;
 
   constructor(private readonly opts: WorkspaceKernelOptions) {
@@ -154,6 +162,7 @@ export class WorkspaceKernel {
     const scratch = `${dir}/scratch`;
     this.js = this.engines.js({ cwd: scratch, uid, memoryMb: limits.memoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes, sample: this.opts.sample,
       job: (op, args) => (this.opts.jobs ? this.opts.jobs(this.opts.workspaceId, op, args, this.running?.item.requestedBy ?? null) : Promise.reject(new Error('analysis jobs are not available in this kernel'))) });
+    this.js.onAheadDropped = (runIds) => this.aheadDropped(runIds);
     this.tablesKey = this.tablesSignature();
     this.sql = this.engines.sql({
       cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,
@@ -345,6 +354,7 @@ export class WorkspaceKernel {
       this.forget(live);
     }
     for (const id of [...this.analyses.keys()]) if (!present.has(id)) this.analyses.delete(id);
+    for (const id of [...this.compiled.keys()]) if (!present.has(id)) this.compiled.delete(id);
     if (removed.length) this.namesRemoved(removed, (n) => `${n} ${removed.length > 1 ? 'are' : 'is'} no longer defined: the cell defining it was deleted`);
   }
 
@@ -538,6 +548,7 @@ export class WorkspaceKernel {
           failed.add(cell.id);
           continue;
         }
+        this.sendAhead(cell, item, g, failed);
         const result = await this.runCell(cell, item);
         // A superseded run is queued again: its dependents wait for that run, they did not fail.
         if (result === 'failed') failed.add(cell.id);
@@ -551,6 +562,61 @@ export class WorkspaceKernel {
       // Tables registered while cells ran (a job's tables, ROI edits written in) were left for now.
       if (this.tablesSignature() !== this.tablesKey) this.scheduleTick();
     }
+  }
+
+  /**
+   * A JavaScript cell that neither loops nor calls anything, followed in the queue by more such
+   * cells: they go to the runner ahead, as one batch (js-runtime.ts, runAhead), so a chain of
+   * trivial cells costs one round trip. Each cell is still run, recorded and written by runCell
+   * in turn; the runner has its result ready. Only the cells the queue holds now and whose source
+   * compiles as it will when their turn comes are sent; anything that changes meanwhile makes the
+   * runtime throw the rest away.
+   */
+  private sendAhead(cell: CellView, item: QueueItem, g: NotebookGraph, failed: ReadonlySet<string>): void {
+    if (!this.js.runAhead || this.js.expecting || this.opts.runAhead === false) return;
+    const first = this.trivialRun(cell, item, g);
+    if (!first) return;
+    const batch = [first];
+    this.aheadRuns = new Map([[first.runId, cell.id]]);
+    for (const next of this.queue) {
+      if (batch.length >= AHEAD_MAX_CELLS) break;
+      const c = getCell(this.doc, next.cellId);
+      if (!c || g.errors.has(c.id) || [...g.upstream.get(c.id) ?? []].some((u) => failed.has(u))) break;
+      const r = this.trivialRun(c, next, g);
+      if (!r) break;
+      batch.push(r);
+      this.aheadRuns.set(r.runId, c.id);
+    }
+    this.js.runAhead(batch);
+  }
+
+  /**
+   * Cells sent ahead whose results the runtime threw away may have run there: their values may no
+   * longer be the ones their outputs show, so they are not live any more (a reader runs them again).
+   */
+  private aheadDropped(runIds: string[]): void {
+    for (const runId of runIds) {
+      const cellId = this.aheadRuns.get(runId);
+      if (cellId && this.live.get(cellId)?.kind === 'code') this.live.delete(cellId);
+    }
+  }
+
+  /** The runner's input for `cell` if it is a JavaScript cell that cannot loop or call anything. */
+  private trivialRun(cell: CellView, item: QueueItem, g: NotebookGraph): RunInput | null {
+    if (cell.kind !== 'code' || !isRunnableCell(cell)) return null;
+    const a = this.analysis(cell);
+    if (a.error || a.mayLoop !== false) return null;
+    const inputs = a.refs.filter((r) => g.definers.has(r) && !a.defs.includes(r));
+    if (inputs.some((r) => g.definers.get(r)!.length > 1)) return null;
+    return this.jsInput(cell, item, a, inputs);
+  }
+
+  private jsInput(cell: CellView, item: QueueItem, a: CellAnalysis, inputs: string[]): RunInput {
+    const src = cellSource(cell);
+    const key = `${inputs.join(',')}\n${src}`;
+    let hit = this.compiled.get(cell.id);
+    if (!hit || hit.key !== key) this.compiled.set(cell.id, (hit = { key, c: compileJsCell(src, a, inputs) }));
+    return { runId: item.runId, code: hit.c.code, shifts: hit.c.shifts, inputs, filename: `cell-${cell.id}.js`, watchdog: a.mayLoop !== false };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -599,10 +665,8 @@ export class WorkspaceKernel {
     const duplicated = inputs.filter((r) => g.definers.get(r)!.length > 1);
     if (a.error) outcome = { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'SyntaxError', message: a.error.message, line: a.error.line, column: a.error.column } };
     else if (duplicated.length) outcome = { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'ReferenceError', message: `${duplicated.join(', ')} ${duplicated.length > 1 ? 'are' : 'is'} defined by more than one cell` } };
-    else if (kind === 'code') {
-      const compiled = compileJsCell(cellSource(cell), a, inputs);
-      outcome = await this.js.run({ runId: item.runId, code: compiled.code, shifts: compiled.shifts, inputs, filename: `cell-${cell.id}.js`, watchdog: a.mayLoop !== false }, onStream);
-    } else outcome = await this.runSql(cell, a);
+    else if (kind === 'code') outcome = await this.js.run(this.jsInput(cell, item, a, inputs), onStream);
+    else outcome = await this.runSql(cell, a);
     this.clock.clearTimeout(startTimer);
     this.clock.clearTimeout(flushTimer);
     this.running = null;

@@ -12,6 +12,8 @@ import { KERNEL_ORIGIN, deleteCell, getCell, insertCellText, readCellRun, readKe
 import { ManualClock, ScriptedEngines, textOutput, tmpDir } from '@plexus/testkit';
 import { addCell, alice, aliceOrigin, bob, bobOrigin, shown } from '@plexus/testkit/kernel';
 import { WorkspaceKernel } from '../../src/kernel/workspace-kernel.ts';
+import type { JsEngine, KernelEngines } from '../../src/kernel/engines.ts';
+import type { RunInput } from '../../src/kernel/js-runtime.ts';
 import { createLogger } from '../../src/log.ts';
 
 const kernels: WorkspaceKernel[] = [];
@@ -217,5 +219,84 @@ describe('kernel scheduling on an in-memory document', () => {
     await kernel.stop();
     expect(run(a).state).toBe('done');
     expect(shown(run(a))).toBe('42');
+  });
+
+  it('trivial cells go to the runner ahead as one batch; those it throws away are no longer live, and a reader runs them again', async () => {
+    const doc = new Y.Doc();
+    const clock = new ManualClock();
+    const engines = new ScriptedEngines();
+    engines.auto = () => ({});
+    const batches: RunInput[][] = [];
+    let sentAhead: string[] = [];
+    let report: ((ids: string[]) => void) | null = null;
+    // The scripted JS engine, plus a batch the test throws away as the runtime does on an interrupt.
+    const withAhead: KernelEngines = {
+      js: (): JsEngine => {
+        const base = engines.js();
+        return {
+          ...base,
+          get expecting() {
+            return sentAhead.length;
+          },
+          set onAheadDropped(f: ((ids: string[]) => void) | null) {
+            report = f;
+          },
+          runAhead: (inputs: RunInput[]) => {
+            batches.push(inputs);
+            sentAhead = inputs.map((i) => i.runId);
+          },
+          run: (input: RunInput, onStream: (name: 'stdout' | 'stderr', text: string) => void) => {
+            if (sentAhead[0] === input.runId) sentAhead.shift();
+            return base.run(input, onStream);
+          },
+          interrupt: () => {
+            const dropped = sentAhead;
+            sentAhead = [];
+            report?.(dropped);
+            base.interrupt();
+          },
+        };
+      },
+      sql: engines.sql,
+    };
+    const dir = tmpDir();
+    const kernel = new WorkspaceKernel({
+      workspaceId: 'w_test', doc, clock, engines: withAhead, dir, tablesDir: `${dir}/tables`, log: createLogger('silent'),
+      limits: { timeoutMs: 1000, memoryMb: 64, sqlMemoryMb: 64, sqlRowsToJs: 100, maxFrameBytes: 1 << 20 },
+    });
+    kernels.push(kernel);
+    kernel.begin();
+    const a = addCell(doc, 'code', 'const x = 1;');
+    const b = addCell(doc, 'code', 'const y = x + 1;');
+    const c = addCell(doc, 'code', 'const z = y + 1;');
+    const loops = addCell(doc, 'code', 'let n = z; for (;;) { break; }');
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    // One batch for the chain: a, b and c, which neither loop nor call anything; not the cell that loops.
+    const cellOf = (f: string) => /^cell-(.+)\.js$/.exec(f)![1];
+    expect(batches.map((bt) => bt.map((i) => cellOf(i.filename)))).toEqual([[a, b, c]]);
+    expect([a, b, c, loops].map((id) => readCellRun(doc, id)!.state)).toEqual(['done', 'done', 'done', 'done']);
+
+    // Edit a and run it; interrupt while a runs: the runtime throws b and c away (it may have run them).
+    engines.auto = () => null;
+    setCellSource(doc, a, 'const x = 10;', aliceOrigin);
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    expect(batches).toHaveLength(2);
+    expect(engines.open.map((r) => r.cellId)).toEqual([a]);
+    requestInterrupt(doc, alice, aliceOrigin);
+    await clock.settle();
+    engines.open[0]!.finish({ ok: false, cancelled: true, defines: [] });
+    await clock.settle();
+    const before = engines.runs.length;
+
+    // A new reader of z: b and c are not live any more, so they run first as its inputs (a's
+    // earlier value is still live: its interrupted run changed nothing).
+    engines.auto = () => ({});
+    const d = addCell(doc, 'code', 'z * 2');
+    requestRun(doc, d, alice, aliceOrigin);
+    await clock.settle();
+    expect(engines.runs.slice(before).map((r) => r.cellId)).toEqual([b, c, d]);
+    expect(readCellRun(doc, b)!.exec!.trigger).toBe('inputs');
   });
 });

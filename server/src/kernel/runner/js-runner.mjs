@@ -14,6 +14,11 @@ import { display, marked, toJson } from './display.mjs';
 const values = new Map(); // name -> value
 let libs = {}; // curated module name -> file URL
 let current = null; // { runId, cancelled, resolveCancel }
+// Runs happen one after another: a batch the kernel sent ahead (below) and a run sent after it
+// must not interleave.
+let runs = Promise.resolve();
+const enqueue = (fn) => (runs = runs.then(fn, fn));
+let batch = null; // { batchId, cancelled } of the batch running now
 const write = (msg) => process.stdout.write(encodeFrame(msg));
 
 let streamed = 0;
@@ -127,8 +132,9 @@ function cellError(e, filename, shifts) {
   return out;
 }
 
+/** Runs one cell; resolves true when it finished without an error. */
 async function run(msg) {
-  const { runId, code, inputs, filename, shifts, timeoutMs, watchdog } = msg;
+  const { runId, code, inputs, filename, shifts, timeoutMs, watchdog, quiet } = msg;
   // `me`, not `current`: a cancelled run's continuation may resume after the next run started.
   const me = { runId, cancelled: false, resolveCancel: null };
   current = me;
@@ -147,8 +153,9 @@ async function run(msg) {
     // inside runInContext under the vm timeout and breakOnSigint (an infinite loop is stopped here
     // without killing the process); what runs after its first await is bounded by the supervisor.
     context.__plexusArgs = [helper, ...inputs.map((n) => values.get(n))];
-    // From here the vm timeout runs: the supervisor re-arms its hard deadline from this moment.
-    write({ type: 'running', runId });
+    // From here the vm timeout runs: the supervisor re-arms its hard deadline from this moment
+    // (cells run ahead in a batch have no vm timeout: nothing to re-arm).
+    if (!quiet) write({ type: 'running', runId });
     let promise;
     try {
       // The watchdog (a thread per call) costs ~0.5 ms: cells that neither loop nor call anything
@@ -160,19 +167,46 @@ async function run(msg) {
     // The synchronous part returned: what runs after its first await has no vm timeout, and the
     // supervisor must not wait for one (cells without a watchdog cannot loop: nothing to say).
     if (watchdog !== false) write({ type: 'async', runId });
-    const res = await Promise.race([promise, new Promise((r) => (me.resolveCancel = r))]);
-    if (me.cancelled) return;
+    // A cancelled run returns at once, whatever it awaits: the next run waits for this one.
+    const cancelled = new Promise((r) => {
+      me.resolveCancel = r;
+      if (me.cancelled) r();
+    });
+    const res = await Promise.race([promise, cancelled]);
+    if (me.cancelled) return false;
     let value = helper.last;
-    if (value && typeof value.then === 'function') value = await value;
-    if (me.cancelled) return;
+    if (value && typeof value.then === 'function') value = await Promise.race([value, cancelled]);
+    if (me.cancelled) return false;
     for (const [k, v] of Object.entries(res.defs)) values.set(k, v);
     const shown = display(value);
     write({ type: 'done', runId, defines: Object.keys(res.defs), outputs: shown.outputs, full: shown.full, ms: performance.now() - started });
+    return true;
   } catch (e) {
-    if (me.cancelled) return;
+    if (me.cancelled) return false;
     write({ type: 'error', runId, error: cellError(e, filename, shifts), ms: performance.now() - started });
+    return false;
   } finally {
     if (current === me) current = null;
+  }
+}
+
+/**
+ * Cells the kernel sent ahead (consecutive cells that neither loop nor call anything, in the order
+ * it will ask for their results): each runs and reports as if sent alone, with no round trip in
+ * between. The batch stops at the first cell that fails, and when the kernel cancels it (it took a
+ * different turn: a newer source, another run first); it checks for that between cells.
+ */
+async function runBatch(msg) {
+  const me = { batchId: msg.batchId, cancelled: false };
+  batch = me;
+  try {
+    for (const r of msg.runs) {
+      if (me.cancelled) return;
+      if (!(await run({ ...r, timeoutMs: msg.timeoutMs, watchdog: false, quiet: true }))) return;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    if (batch === me) batch = null;
   }
 }
 
@@ -183,13 +217,19 @@ function onMessage(msg) {
       write({ type: 'ready', pid: process.pid, versions: process.versions.node });
       return;
     case 'run':
-      run(msg);
+      enqueue(() => run(msg));
+      return;
+    case 'batch':
+      enqueue(() => runBatch(msg));
       return;
     case 'cancel':
       if (current && current.runId === msg.runId) {
         current.cancelled = true;
         current.resolveCancel?.();
       }
+      return;
+    case 'cancel-batch':
+      if (batch && batch.batchId === msg.batchId) batch.cancelled = true;
       return;
     case 'delete':
       for (const n of msg.names) values.delete(n);

@@ -1,0 +1,178 @@
+/**
+ * Chains of trivial JavaScript cells in one runner round trip (issue: speed, reactive chains): the
+ * kernel sends consecutive cells that neither loop nor call anything to the runner ahead, as one
+ * batch, and then takes each result in turn as if it had sent that cell alone. These tests run
+ * the real sandboxed runner: a batch's results are the cells' own; anything that changes between
+ * sending and asking (a newer source, a value set or deleted, an interrupt) throws the rest of the
+ * batch away and reports it, and those cells run again normally; a failure stops the batch before
+ * the next cell. And a whole kernel on an in-memory document runs a 40-cell chain from one batch,
+ * every cell with its own status and output, exactly as with one round trip per cell.
+ */
+import fs from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { analyzeCell, createCell, readCellRun, requestRun, setCellSource, userOrigin } from '@plexus/shared';
+import { tmpDir } from '@plexus/testkit';
+import { compileJsCell } from '../../src/kernel/compile.ts';
+import { JsRuntime, type RunInput, type RunOutcome } from '../../src/kernel/js-runtime.ts';
+import { sandboxedEngines } from '../../src/kernel/engines.ts';
+import { WorkspaceKernel } from '../../src/kernel/workspace-kernel.ts';
+import { createLogger } from '../../src/log.ts';
+
+const runtimes: JsRuntime[] = [];
+const kernels: WorkspaceKernel[] = [];
+afterAll(async () => {
+  await Promise.all(kernels.map((k) => k.stop()));
+  await Promise.all(runtimes.map((r) => r.dispose()));
+});
+
+function runtime(): { rt: JsRuntime; dropped: string[][] } {
+  const dir = tmpDir();
+  const rt = new JsRuntime({ cwd: dir, memoryMb: 256, timeoutMs: 20_000, maxFrameBytes: 1 << 20 });
+  runtimes.push(rt);
+  const dropped: string[][] = [];
+  rt.onAheadDropped = (ids) => void dropped.push(ids);
+  return { rt, dropped };
+}
+
+let seq = 0;
+/** The runner's input for a JavaScript cell, compiled as the kernel compiles it. */
+function cell(source: string, inputs: string[] = []): RunInput {
+  const a = analyzeCell('code', source);
+  const c = compileJsCell(source, a, inputs);
+  const id = `c${++seq}`;
+  return { runId: `x_${id}`, code: c.code, shifts: c.shifts, inputs, filename: `cell-${id}.js`, watchdog: a.mayLoop !== false };
+}
+
+const shown = (o: RunOutcome) => JSON.stringify(o.outputs);
+const noStream = () => {};
+
+describe('cells sent to the runner ahead', () => {
+  it('a chain sent ahead runs as one batch; each result is that cell’s own, in order', async () => {
+    const { rt, dropped } = runtime();
+    await rt.start();
+    const a = cell('const a = 1;');
+    const b = cell('const b = a + 1;', ['a']);
+    const c = cell('b * 10', ['b']);
+    expect([a, b, c].every((x) => !x.watchdog)).toBe(true); // trivial: no loop, no call
+    rt.runAhead([a, b, c]);
+    expect(rt.expecting).toBe(3);
+    const ra = await rt.run(a, noStream);
+    const rb = await rt.run(b, noStream);
+    const rc = await rt.run(c, noStream);
+    expect([ra.ok, ra.defines, rb.ok, rb.defines, rc.ok]).toEqual([true, ['a'], true, ['b'], true]);
+    expect(shown(rc)).toContain('20');
+    expect(rt.stats).toEqual({ batches: 1, aheadUsed: 3, aheadDropped: 0 });
+    expect(dropped).toEqual([]);
+    expect((await rt.get(['a', 'b'])).values).toEqual({ a: 1, b: 2 });
+  });
+
+  it('a cell whose source changed after the batch went runs anew; the rest of the batch is thrown away, reported, and runs normally', async () => {
+    const { rt, dropped } = runtime();
+    await rt.start();
+    const a = cell('const a = 1;');
+    const b = cell('const b = a + 1;', ['a']);
+    const c = cell('b * 10', ['b']);
+    rt.runAhead([a, b, c]);
+    expect((await rt.run(a, noStream)).ok).toBe(true);
+    // Someone edited b before its turn: the kernel asks for its new source.
+    const b2 = { ...cell('const b = a + 100;', ['a']), runId: b.runId };
+    const rb = await rt.run(b2, noStream);
+    expect(rb.ok).toBe(true);
+    expect(dropped).toEqual([[b.runId, c.runId]]);
+    expect(rt.expecting).toBe(0);
+    // c runs on its own now, over the new b (whatever the batch had computed for it).
+    const rc = await rt.run(c, noStream);
+    expect(shown(rc)).toContain('1010');
+    expect(rt.stats).toEqual({ batches: 1, aheadUsed: 1, aheadDropped: 2 });
+  });
+
+  it('a failure stops the batch: the cells after it did not run, and run normally when asked', async () => {
+    const { rt, dropped } = runtime();
+    await rt.start();
+    const a = cell('const a = 1;');
+    const bad = cell('const b = a.x.y;', ['a']);
+    const c = cell('const c = 5;');
+    rt.runAhead([a, bad, c]);
+    expect((await rt.run(a, noStream)).ok).toBe(true);
+    const rb = await rt.run(bad, noStream);
+    expect(rb.ok).toBe(false);
+    expect(rb.error?.name).toBe('TypeError');
+    expect(rt.expecting).toBe(0);
+    // The runner stopped before c: c defined nothing yet.
+    expect((await rt.get(['c'])).missing).toEqual(['c']);
+    expect(dropped).toEqual([]); // they never ran: nothing to report
+    const rc = await rt.run(c, noStream);
+    expect(rc.ok).toBe(true);
+    expect((await rt.get(['c'])).values).toEqual({ c: 5 });
+    expect(rt.stats).toEqual({ batches: 1, aheadUsed: 2, aheadDropped: 1 });
+  });
+
+  it('a value set, a value deleted or an interrupt throws away what was sent ahead; later runs are right', async () => {
+    for (const change of ['set', 'delete', 'interrupt'] as const) {
+      const { rt, dropped } = runtime();
+      await rt.start();
+      const cells = [cell('const v0 = 0;'), ...Array.from({ length: 199 }, (_, i) => cell(`const v${i + 1} = v${i} + 1;`, [`v${i}`]))];
+      rt.runAhead(cells);
+      if (change === 'set') rt.set('z', 1);
+      else if (change === 'delete') rt.delete(['z']);
+      else rt.interrupt();
+      expect(dropped).toEqual([cells.map((c) => c.runId)]);
+      expect(rt.expecting).toBe(0);
+      for (const c of cells.slice(0, 3)) expect((await rt.run(c, noStream)).ok).toBe(true);
+      expect((await rt.get(['v2'])).values).toEqual({ v2: 2 });
+      expect(rt.stats.aheadUsed).toBe(0);
+    }
+  });
+});
+
+describe('a kernel runs a chain of trivial cells from one batch', () => {
+  it('40 cells: each its own run, status and output; the same as one round trip per cell', async () => {
+    const results: Record<string, { outputs: string[]; stats: JsRuntime['stats'] }> = {};
+    for (const ahead of [true, false]) {
+      const doc = new Y.Doc();
+      const dir = tmpDir();
+      for (const sub of ['scratch', 'results', 'tables']) fs.mkdirSync(`${dir}/${sub}`, { recursive: true });
+      let js: JsRuntime | null = null;
+      const kernel = new WorkspaceKernel({
+        workspaceId: 'w_ahead', doc, dir, tablesDir: `${dir}/tables`, log: createLogger('silent'), runAhead: ahead,
+        engines: { js: (o) => (js = new JsRuntime(o)), sql: sandboxedEngines.sql },
+        limits: { timeoutMs: 20_000, memoryMb: 256, sqlMemoryMb: 256, sqlRowsToJs: 1000, maxFrameBytes: 1 << 20 },
+      });
+      kernels.push(kernel);
+      kernel.begin();
+      const origin = userOrigin('alice', 'Alice');
+      const ids: string[] = [];
+      for (let i = 0; i < 40; i++) ids.push(createCell(doc, { kind: 'code', source: i === 0 ? 'const v0 = 1;' : i === 39 ? `v${i - 1} * 2` : `const v${i} = v${i - 1} + 1;`, author: 'alice' }, origin));
+      const last = ids[ids.length - 1]!;
+      const settled = (pred: () => boolean) => new Promise<void>((resolve) => {
+        const check = () => {
+          if (!pred()) return;
+          doc.off('afterTransaction', check);
+          resolve();
+        };
+        doc.on('afterTransaction', check);
+        check();
+      });
+      requestRun(doc, ids[0]!, { id: 'alice', name: 'Alice' }, origin);
+      await settled(() => readCellRun(doc, last)?.state === 'done');
+      // Edit the root: the whole chain runs again.
+      const before = readCellRun(doc, last)!.exec!.runId;
+      setCellSource(doc, ids[0]!, 'const v0 = 100;', origin);
+      requestRun(doc, ids[0]!, { id: 'alice', name: 'Alice' }, origin);
+      await settled(() => readCellRun(doc, last)?.state === 'done' && readCellRun(doc, last)!.exec!.runId !== before);
+      const runs = ids.map((id) => readCellRun(doc, id)!);
+      expect(runs.every((r) => r.state === 'done')).toBe(true);
+      expect(new Set(runs.map((r) => r.exec!.runId)).size).toBe(40); // each cell its own run
+      expect(runs.slice(1).every((r) => r.exec!.trigger === 'upstream' && r.exec!.requestedBy?.id === 'alice')).toBe(true);
+      results[String(ahead)] = { outputs: runs.map((r) => JSON.stringify(r.outputs)), stats: { ...js!.stats } };
+    }
+    expect(results.true!.outputs).toEqual(results.false!.outputs);
+    expect(results.true!.outputs[39]).toContain(String((100 + 38) * 2));
+    // Sent ahead: at most a batch per run of the chain, every cell's result taken from one.
+    expect(results.true!.stats.aheadUsed).toBe(80);
+    expect(results.true!.stats.batches).toBeLessThanOrEqual(4);
+    expect(results.true!.stats.aheadDropped).toBe(0);
+    expect(results.false!.stats).toEqual({ batches: 0, aheadUsed: 0, aheadDropped: 0 });
+  });
+});
