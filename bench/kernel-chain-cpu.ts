@@ -87,6 +87,6 @@ console.log(`kernel chain, ${kind}, ${cells} cells, ${ahead ? 'trivial cells sen
 console.log(`  wall per chain   p50 ${ms(q(walls, 0.5))} ms   p95 ${ms(q(walls, 0.95))} ms   per cell p50 ${(q(walls, 0.5) / cells).toFixed(3)} ms`);
 console.log(`  kernel CPU/chain p50 ${ms(q(selfCpu, 0.5))} ms   per cell ${(q(selfCpu, 0.5) / cells).toFixed(3)} ms`);
 console.log(`  runtime CPU/chain p50 ${ms(q(childCpu, 0.5))} ms   per cell ${(q(childCpu, 0.5) / cells).toFixed(3)} ms`);
-console.log('  stats', JSON.stringify((kernel as any).js.stats));
+console.log('  runner batches', JSON.stringify({ js: (kernel as any).js.stats, sql: (kernel as any).sql.stats }));
 await kernel.stop();
 process.exit(0);

@@ -9,7 +9,7 @@ import { JsRuntime, type JsRuntimeOptions } from './js-runtime.ts';
 import { SqlRuntime, type SqlRuntimeOptions } from './sql-runtime.ts';
 
 export type JsEngine = Pick<JsRuntime, 'layers' | 'start' | 'run' | 'cancel' | 'interrupt' | 'get' | 'set' | 'delete' | 'dispose'> & Partial<Pick<JsRuntime, 'runAhead' | 'expecting' | 'onAheadDropped'>>;
-export type SqlEngine = Pick<SqlRuntime, 'query' | 'interrupt' | 'drop' | 'dispose'>;
+export type SqlEngine = Pick<SqlRuntime, 'query' | 'interrupt' | 'drop' | 'dispose'> & Partial<Pick<SqlRuntime, 'queryAhead' | 'expecting' | 'onAheadDropped'>>;
 
 export interface KernelEngines {
   js(opts: JsRuntimeOptions): JsEngine;

@@ -24,6 +24,7 @@ import {
 import type { Logger } from '../log.ts';
 import { compileJsCell, type CompiledCell } from './compile.ts';
 import type { RunInput, RunOutcome, VolumeSampler } from './js-runtime.ts';
+import type { SqlQuery } from './sql-runtime.ts';
 import { sandboxedEngines, type JsEngine, type KernelEngines, type SqlEngine } from './engines.ts';
 import { systemClock, type KernelClock, type KernelTimer } from './kernel-clock.ts';
 import { KernelWrites } from './kernel-writes.ts';
@@ -168,6 +169,7 @@ export class WorkspaceKernel {
       cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,
       tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
     });
+    this.sql.onAheadDropped = (cellIds) => this.sqlAheadDropped(cellIds);
     this.js.start().catch(() => {});
   }
 
@@ -573,7 +575,9 @@ export class WorkspaceKernel {
    * runtime throw the rest away.
    */
   private sendAhead(cell: CellView, item: QueueItem, g: NotebookGraph, failed: ReadonlySet<string>): void {
-    if (!this.js.runAhead || this.js.expecting || this.opts.runAhead === false) return;
+    if (this.opts.runAhead === false) return;
+    if (cell.kind === 'sql') return this.sendSqlAhead(cell, g, failed);
+    if (!this.js.runAhead || this.js.expecting) return;
     const first = this.trivialRun(cell, item, g);
     if (!first) return;
     const batch = [first];
@@ -591,6 +595,44 @@ export class WorkspaceKernel {
   }
 
   /**
+   * The same for SQL cells without parameters (sql-runtime.ts, queryAhead): consecutive queued SQL
+   * cells go to the worker as one batch; each is still run and recorded in turn by runCell.
+   */
+  private sendSqlAhead(cell: CellView, g: NotebookGraph, failed: ReadonlySet<string>): void {
+    if (!this.sql.queryAhead || this.sql.expecting) return;
+    const first = this.plainQuery(cell, g);
+    if (!first) return;
+    const batch = [{ ...first, tag: cell.id }];
+    for (const next of this.queue) {
+      if (batch.length >= AHEAD_MAX_CELLS) break;
+      const c = getCell(this.doc, next.cellId);
+      if (!c || g.errors.has(c.id) || [...g.upstream.get(c.id) ?? []].some((u) => failed.has(u))) break;
+      const q = this.plainQuery(c, g);
+      if (!q) break;
+      batch.push({ ...q, tag: c.id });
+    }
+    this.sql.queryAhead(batch);
+  }
+
+  /** What an SQL cell without parameters sends its worker (null: not such a cell, or it cannot run as it is). */
+  private plainQuery(cell: CellView, g: NotebookGraph): SqlQuery | null {
+    if (cell.kind !== 'sql' || !isRunnableCell(cell)) return null;
+    const a = this.analysis(cell);
+    if (a.error || a.params?.length) return null;
+    const name = cell.name && a.defs.includes(cell.name) ? cell.name : undefined;
+    if (name && listTables(this.doc).some((t) => t.name === name)) return null;
+    const refs = a.refs.filter((r) => g.definers.has(r) && !a.defs.includes(r));
+    if (refs.some((r) => g.definers.get(r)!.length > 1)) return null;
+    return this.sqlQuery(cell, g, name, {});
+  }
+
+  private sqlQuery(cell: CellView, g: NotebookGraph, name: string | undefined, params: Record<string, unknown>): SqlQuery {
+    // Materialise the result as a table only if an SQL cell reads it (CREATE TABLE AS costs a copy).
+    const materialize = !!name && [...g.downstream.get(cell.id)!].some((d) => getCell(this.doc, d)?.kind === 'sql');
+    return { sql: cellSource(cell), params, name, maxRows: this.opts.limits.sqlRowsToJs, materialize };
+  }
+
+  /**
    * Cells sent ahead whose results the runtime threw away may have run there: their values may no
    * longer be the ones their outputs show, so they are not live any more (a reader runs them again).
    */
@@ -599,6 +641,11 @@ export class WorkspaceKernel {
       const cellId = this.aheadRuns.get(runId);
       if (cellId && this.live.get(cellId)?.kind === 'code') this.live.delete(cellId);
     }
+  }
+
+  /** SQL cells sent ahead and thrown away may have replaced their tables: not live any more. */
+  private sqlAheadDropped(cellIds: string[]): void {
+    for (const cellId of cellIds) if (this.live.get(cellId)?.kind === 'sql') this.live.delete(cellId);
   }
 
   /** The runner's input for `cell` if it is a JavaScript cell that cannot loop or call anything. */
@@ -730,10 +777,7 @@ export class WorkspaceKernel {
       if (got.missing.length) return { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'ReferenceError', message: `${got.missing.map((m) => `$${m}`).join(', ')} ${got.missing.length > 1 ? 'are' : 'is'} not defined` } };
       Object.assign(params, got.values);
     }
-    // Materialise the result as a table only if an SQL cell reads it (CREATE TABLE AS costs a copy).
-    const g = this.graph();
-    const materialize = !!name && [...g.downstream.get(cell.id)!].some((d) => getCell(this.doc, d)?.kind === 'sql');
-    const res = await this.sql.query({ sql: cellSource(cell), params, name, maxRows: this.opts.limits.sqlRowsToJs, materialize });
+    const res = await this.sql.query(this.sqlQuery(cell, this.graph(), name, params));
     if (!res.ok) {
       if (res.fatal) this.replaceSqlRuntime();
       return { ok: false, defines: [], outputs: [], error: { type: 'error', name: res.error.name, message: res.error.message } };
@@ -773,6 +817,7 @@ export class WorkspaceKernel {
       maxFrameBytes: this.opts.limits.maxFrameBytes,
       tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
     });
+    this.sql.onAheadDropped = (cellIds) => this.sqlAheadDropped(cellIds);
     // SQL results are gone from DuckDB; they stay live in JS, and SQL cells reading them re-run them
     // (their inputs are missing) — so mark SQL cells as not live.
     for (const [id, l] of this.live) if (l.kind === 'sql') this.live.delete(id);

@@ -15,11 +15,11 @@ import { analyzeCell, createCell, readCellRun, requestRun, setCellSource, userOr
 import { tmpDir } from '@plexus/testkit';
 import { compileJsCell } from '../../src/kernel/compile.ts';
 import { JsRuntime, type RunInput, type RunOutcome } from '../../src/kernel/js-runtime.ts';
-import { sandboxedEngines } from '../../src/kernel/engines.ts';
+import { SqlRuntime, type SqlOutcome, type SqlQuery } from '../../src/kernel/sql-runtime.ts';
 import { WorkspaceKernel } from '../../src/kernel/workspace-kernel.ts';
 import { createLogger } from '../../src/log.ts';
 
-const runtimes: JsRuntime[] = [];
+const runtimes: Array<JsRuntime | SqlRuntime> = [];
 const kernels: WorkspaceKernel[] = [];
 afterAll(async () => {
   await Promise.all(kernels.map((k) => k.stop()));
@@ -126,17 +126,68 @@ describe('cells sent to the runner ahead', () => {
   });
 });
 
+function sqlRuntime(): { rt: SqlRuntime; dropped: string[][] } {
+  const rt = new SqlRuntime({ cwd: tmpDir(), memoryMb: 256, timeoutMs: 20_000, maxFrameBytes: 1 << 20, tables: [] });
+  runtimes.push(rt);
+  const dropped: string[][] = [];
+  rt.onAheadDropped = (tags) => void dropped.push(tags);
+  return { rt, dropped };
+}
+const sql = (text: string, name: string, materialize = true): SqlQuery => ({ sql: text, params: {}, name, maxRows: 100, materialize });
+const rowsOf = (o: SqlOutcome) => (o.ok ? o.rows : o.error.message);
+
+describe('SQL cells sent to the worker ahead', () => {
+  it('a chain sent ahead: each result is that query’s own, in order; a changed query throws the rest away', async () => {
+    const { rt, dropped } = sqlRuntime();
+    expect(rowsOf(await rt.query(sql('select 1 as v', 't0')))).toEqual([{ v: 1 }]); // started
+    const q1 = sql('select v + 1 as v from t0', 't1');
+    const q2 = sql('select v + 1 as v from t1', 't2');
+    const q3 = sql('select v * 10 as v from t2', 't3');
+    rt.queryAhead([{ ...q1, tag: 'c1' }, { ...q2, tag: 'c2' }, { ...q3, tag: 'c3' }]);
+    expect(rt.expecting).toBe(3);
+    expect(rowsOf(await rt.query(q1))).toEqual([{ v: 2 }]);
+    expect(rowsOf(await rt.query(q2))).toEqual([{ v: 3 }]);
+    expect(rowsOf(await rt.query(q3))).toEqual([{ v: 30 }]);
+    expect(rt.stats).toEqual({ batches: 1, aheadUsed: 3, aheadDropped: 0 });
+    // Again, but q2 changed before its turn: q2 and q3 are thrown away and reported.
+    rt.queryAhead([{ ...q1, tag: 'c1' }, { ...q2, tag: 'c2' }, { ...q3, tag: 'c3' }]);
+    expect(rowsOf(await rt.query(q1))).toEqual([{ v: 2 }]);
+    expect(rowsOf(await rt.query(sql('select v + 100 as v from t1', 't2')))).toEqual([{ v: 102 }]);
+    expect(dropped).toEqual([['c2', 'c3']]);
+    expect(rowsOf(await rt.query(q3))).toEqual([{ v: 1020 }]);
+    expect(rt.stats).toEqual({ batches: 2, aheadUsed: 4, aheadDropped: 2 });
+  });
+
+  it('a failure stops the batch in the worker: the queries after it did not run', async () => {
+    const { rt, dropped } = sqlRuntime();
+    await rt.query(sql('select 1 as v', 't0'));
+    const bad = sql('select nope from t0', 't1');
+    const after = sql('select 5 as v', 't9');
+    rt.queryAhead([{ ...sql('select 2 as v', 't8'), tag: 'a' }, { ...bad, tag: 'b' }, { ...after, tag: 'c' }]);
+    expect(rowsOf(await rt.query(sql('select 2 as v', 't8')))).toEqual([{ v: 2 }]);
+    const failed = await rt.query(bad);
+    expect(failed.ok).toBe(false);
+    expect(rt.expecting).toBe(0);
+    expect(dropped).toEqual([]);
+    // t9 was never created: the worker stopped at the failure.
+    expect(rowsOf(await rt.query(sql("select count(*)::int as n from duckdb_tables() where table_name = 't9'", 'probe', false)))).toEqual([{ n: 0 }]);
+    expect(rowsOf(await rt.query(after))).toEqual([{ v: 5 }]);
+    expect(rt.stats).toEqual({ batches: 1, aheadUsed: 2, aheadDropped: 1 });
+  });
+});
+
 describe('a kernel runs a chain of trivial cells from one batch', () => {
-  it('40 cells: each its own run, status and output; the same as one round trip per cell', async () => {
-    const results: Record<string, { outputs: string[]; stats: JsRuntime['stats'] }> = {};
+  it('40 JavaScript cells and 20 SQL cells: each its own run, status and output; the same as one round trip per cell', async () => {
+    const results: Record<string, { outputs: string[]; stats: JsRuntime['stats']; sqlStats: SqlRuntime['stats'] }> = {};
     for (const ahead of [true, false]) {
       const doc = new Y.Doc();
       const dir = tmpDir();
       for (const sub of ['scratch', 'results', 'tables']) fs.mkdirSync(`${dir}/${sub}`, { recursive: true });
       let js: JsRuntime | null = null;
+      let sqlRt: SqlRuntime | null = null;
       const kernel = new WorkspaceKernel({
         workspaceId: 'w_ahead', doc, dir, tablesDir: `${dir}/tables`, log: createLogger('silent'), runAhead: ahead,
-        engines: { js: (o) => (js = new JsRuntime(o)), sql: sandboxedEngines.sql },
+        engines: { js: (o) => (js = new JsRuntime(o)), sql: (o) => (sqlRt = new SqlRuntime(o)) },
         limits: { timeoutMs: 20_000, memoryMb: 256, sqlMemoryMb: 256, sqlRowsToJs: 1000, maxFrameBytes: 1 << 20 },
       });
       kernels.push(kernel);
@@ -144,7 +195,11 @@ describe('a kernel runs a chain of trivial cells from one batch', () => {
       const origin = userOrigin('alice', 'Alice');
       const ids: string[] = [];
       for (let i = 0; i < 40; i++) ids.push(createCell(doc, { kind: 'code', source: i === 0 ? 'const v0 = 1;' : i === 39 ? `v${i - 1} * 2` : `const v${i} = v${i - 1} + 1;`, author: 'alice' }, origin));
+      // An SQL chain hanging off the JavaScript root too: q0 reads v0 as a parameter, the rest read tables.
+      const sqlIds: string[] = [];
+      for (let i = 0; i < 20; i++) sqlIds.push(createCell(doc, { kind: 'sql', name: `q${i}`, source: i === 0 ? 'select $v0 as v' : `select v + 1 as v from q${i - 1}`, author: 'alice' }, origin));
       const last = ids[ids.length - 1]!;
+      const lastSql = sqlIds[sqlIds.length - 1]!;
       const settled = (pred: () => boolean) => new Promise<void>((resolve) => {
         const check = () => {
           if (!pred()) return;
@@ -155,24 +210,30 @@ describe('a kernel runs a chain of trivial cells from one batch', () => {
         check();
       });
       requestRun(doc, ids[0]!, { id: 'alice', name: 'Alice' }, origin);
-      await settled(() => readCellRun(doc, last)?.state === 'done');
-      // Edit the root: the whole chain runs again.
+      await settled(() => readCellRun(doc, last)?.state === 'done' && readCellRun(doc, lastSql)?.state === 'done');
+      // Edit the root: both chains run again.
       const before = readCellRun(doc, last)!.exec!.runId;
+      const beforeSql = readCellRun(doc, lastSql)!.exec!.runId;
       setCellSource(doc, ids[0]!, 'const v0 = 100;', origin);
       requestRun(doc, ids[0]!, { id: 'alice', name: 'Alice' }, origin);
-      await settled(() => readCellRun(doc, last)?.state === 'done' && readCellRun(doc, last)!.exec!.runId !== before);
-      const runs = ids.map((id) => readCellRun(doc, id)!);
+      const again = (id: string, was: string) => readCellRun(doc, id)?.state === 'done' && readCellRun(doc, id)!.exec!.runId !== was;
+      await settled(() => again(last, before) && again(lastSql, beforeSql));
+      const runs = [...ids, ...sqlIds].map((id) => readCellRun(doc, id)!);
       expect(runs.every((r) => r.state === 'done')).toBe(true);
-      expect(new Set(runs.map((r) => r.exec!.runId)).size).toBe(40); // each cell its own run
+      expect(new Set(runs.map((r) => r.exec!.runId)).size).toBe(60); // each cell its own run
       expect(runs.slice(1).every((r) => r.exec!.trigger === 'upstream' && r.exec!.requestedBy?.id === 'alice')).toBe(true);
-      results[String(ahead)] = { outputs: runs.map((r) => JSON.stringify(r.outputs)), stats: { ...js!.stats } };
+      results[String(ahead)] = { outputs: runs.map((r) => JSON.stringify(r.outputs)), stats: { ...js!.stats }, sqlStats: { ...sqlRt!.stats } };
     }
     expect(results.true!.outputs).toEqual(results.false!.outputs);
     expect(results.true!.outputs[39]).toContain(String((100 + 38) * 2));
+    expect(results.true!.outputs[59]).toContain(String(100 + 19));
     // Sent ahead: at most a batch per run of the chain, every cell's result taken from one.
     expect(results.true!.stats.aheadUsed).toBe(80);
     expect(results.true!.stats.batches).toBeLessThanOrEqual(4);
     expect(results.true!.stats.aheadDropped).toBe(0);
     expect(results.false!.stats).toEqual({ batches: 0, aheadUsed: 0, aheadDropped: 0 });
+    // SQL: q0 has a parameter (sent alone); q1…q19 go as one batch per run of the chain.
+    expect(results.true!.sqlStats).toEqual({ batches: 2, aheadUsed: 38, aheadDropped: 0 });
+    expect(results.false!.sqlStats).toEqual({ batches: 0, aheadUsed: 0, aheadDropped: 0 });
   });
 });

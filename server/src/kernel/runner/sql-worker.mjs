@@ -82,8 +82,19 @@ async function init(msg) {
   write({ type: 'ready', pid: process.pid, tables: (msg.tables ?? []).map((t) => t.name) });
 }
 
+/** Batches the kernel sent ahead (query messages with a `batch`): called off, or stopped by a failure. */
+const offBatches = new Set();
+function callOff(batch) {
+  offBatches.add(batch);
+  // Batches run in order: only the latest few can still have queries waiting.
+  if (offBatches.size > 256) offBatches.delete(offBatches.values().next().value);
+}
+
 async function query(msg) {
-  const { id, sql, params, name, maxRows, materialize } = msg;
+  const { id, sql, params, name, maxRows, materialize, batch } = msg;
+  // A query sent ahead whose batch was called off or failed earlier does not run (no answer: the
+  // kernel no longer waits for it).
+  if (batch && offBatches.has(batch)) return;
   try {
     const statements = splitStatements(sql);
     if (!statements.length) throw new Error('the cell has no SQL statement');
@@ -132,6 +143,7 @@ async function query(msg) {
     const rows = reader.getRowObjectsJS().slice(0, maxRows).map(jsValue);
     write({ type: 'result', id, columns, rows, totalRows: Math.max(total, rows.length), materialized });
   } catch (e) {
+    if (batch) callOff(batch); // the cells after a failure in a batch do not run
     write({ type: 'error', id, error: { name: 'SQLError', message: String(e?.message ?? e) } });
   }
 }
@@ -155,6 +167,9 @@ function onMessage(msg) {
       return;
     case 'interrupt':
       conn?.interrupt();
+      return;
+    case 'cancel-batch':
+      callOff(msg.batch);
       return;
   }
 }
