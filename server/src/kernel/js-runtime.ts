@@ -67,6 +67,11 @@ const START_SLACK_MS = 5000;
 const RUN_SLACK_MS = 2000;
 /** A starved runner's deadline is checked again this often (its CPU, not the wall clock, counts). */
 const STARVED_RECHECK_MS = 500;
+/** Interrupt: SIGINT once the runner has run this much of its own CPU inside the watchdog (sigintSafe)… */
+const SIGINT_CPU_MS = 30;
+/** …or slept there this long; checked this often until then. */
+const SIGINT_WAIT_MS = 100;
+const SIGINT_POLL_MS = 20;
 /** Longest a run may last in all, waiting for the server included (run-deadline.ts; at least 10× the cell limit). */
 const HOST_WAIT_CAP_MS = 5 * 60_000;
 
@@ -89,6 +94,23 @@ export function interruptVerdict(p: { waitedMs: number; cpuMs: number | null; st
   if (p.cpuMs >= p.cpuGraceMs) return 'kill'; // it ran, and did not stop
   if (p.waitedMs >= p.graceMs && p.state !== 'R') return 'kill'; // it sleeps where the signal does not reach
   return 'wait'; // runnable, waiting for the CPU: killing it would lose its values for nothing
+}
+
+/**
+ * Whether an interrupted run may be sent SIGINT now. Pure. SIGINT stops synchronous code softly
+ * only inside runInContext, where Node's watchdog handles it; while Node sets that watchdog up
+ * (vm drops the runner's SIGINT listener, then starts two threads) and takes it down (joins them,
+ * then leaves `SignalExit` as the handler until the listener is back), SIGINT kills the runner and
+ * every value with it. So: only once the runner said `armed` (the cell's code began, inside the
+ * watchdog), before it said its synchronous part returned, and once it has either run there a
+ * little (`cpuSinceArmedMs`) or slept there (a native wait) — not in the moments right after
+ * `armed`, when a short cell may already be leaving. Where /proc cannot be read, after `minWaitMs`.
+ */
+export function sigintSafe(p: { armed: boolean; syncDone: boolean; sinceArmedMs: number; cpuSinceArmedMs: number | null; state: string | null; minCpuMs: number; minWaitMs: number }): boolean {
+  if (!p.armed || p.syncDone) return false;
+  if (p.cpuSinceArmedMs === null || p.state === null) return p.sinceArmedMs >= p.minWaitMs;
+  if (p.cpuSinceArmedMs >= p.minCpuMs) return true; // it runs the cell's code
+  return p.sinceArmedMs >= p.minWaitMs && p.state !== 'R'; // asleep inside the cell (e.g. Atomics.wait)
 }
 
 /** Explains why a runner process died. */
@@ -114,6 +136,10 @@ type Pending = {
   syncDone: boolean;
   /** Interrupt was asked for: its own CPU-based grace decides whether the runner is killed. */
   interrupted: boolean;
+  /** The run has the vm watchdog (breakOnSigint): its synchronous part is stopped by SIGINT. */
+  watchdog: boolean;
+  /** When the runner said the cell's code began inside the watchdog (`armed`), and its CPU then. */
+  armed: { at: number; cpuMs: number | null } | null;
 };
 
 /** A cell sent ahead in a batch (runAhead), in the order the kernel will ask for its result. */
@@ -220,6 +246,11 @@ export class JsRuntime {
         r.cpuAtRunning = this.child?.cpuState()?.cpuMs ?? null;
         return;
       }
+      case 'armed': {
+        const r = this.run_;
+        if (r && m.runId === r.runId) r.armed = { at: Date.now(), cpuMs: this.child?.cpuState()?.cpuMs ?? null };
+        return;
+      }
       case 'async': {
         if (this.run_ && m.runId === this.run_.runId) this.run_.syncDone = true;
         return;
@@ -303,7 +334,7 @@ export class JsRuntime {
       if (head.outcome) return head.outcome;
       return new Promise<RunOutcome>((resolve) => {
         const deadline = new RunDeadline(this.opts.timeoutMs + START_SLACK_MS, Math.max(HOST_WAIT_CAP_MS, 10 * this.opts.timeoutMs), () => this.hardTimeout());
-        this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: this.aheadCpuMs, syncDone: false, interrupted: false };
+        this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: this.aheadCpuMs, syncDone: false, interrupted: false, watchdog: false, armed: null };
       });
     }
     // Anything else than the next cell sent ahead: the batch's later results no longer hold.
@@ -314,7 +345,7 @@ export class JsRuntime {
       // and the cell's compilation come first, seconds on a starved machine) and is re-armed
       // when the runner says it started executing.
       const deadline = new RunDeadline(this.opts.timeoutMs + START_SLACK_MS, Math.max(HOST_WAIT_CAP_MS, 10 * this.opts.timeoutMs), () => this.hardTimeout());
-      this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: null, syncDone: false, interrupted: false };
+      this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: null, syncDone: false, interrupted: false, watchdog: input.watchdog, armed: null };
       this.child!.send({ type: 'run', ...input, timeoutMs: this.opts.timeoutMs });
     });
   }
@@ -373,7 +404,12 @@ export class JsRuntime {
     const now = this.child?.cpuState();
     if (r && waitForStarvedRunner({ syncDone: r.syncDone, interrupted: r.interrupted, runnable: now?.state === 'R', cpuSinceRunningMs: now && r.cpuAtRunning !== null ? now.cpuMs - r.cpuAtRunning : null, budgetMs: this.opts.timeoutMs + RUN_SLACK_MS }) && r.deadline.extend(STARVED_RECHECK_MS)) return;
     const secs = Math.round(this.opts.timeoutMs / 100) / 10;
-    this.child?.kill(`timed out after ${secs} s (the kernel was restarted; values of other cells were lost)`);
+    // As in interrupt(): an answer already in the pipe is read before the kill (timers run before I/O).
+    const child = this.child;
+    setImmediate(() => {
+      if (r && this.run_ !== r) return;
+      child?.kill(`timed out after ${secs} s (the kernel was restarted; values of other cells were lost)`);
+    });
   }
 
   /** Abandons a run softly (superseded): its result is ignored; the process keeps its values. */
@@ -388,39 +424,67 @@ export class JsRuntime {
   }
 
   /**
-   * Interrupt: SIGINT stops synchronous code and abandons an awaiting cell; a runner that answers
-   * stops within milliseconds of its own CPU time. It is killed (its values lost) when it has had
-   * `cpuGraceMs` of CPU since the signal and still runs the cell, or when after `graceMs` it sleeps
-   * where no signal reaches it (a blocking native call) — but not while it waits to be scheduled:
-   * on a busy machine (cells run at a lower priority) a wall-clock deadline would kill a runner
-   * that was simply never given the CPU to stop. The CPU is the whole runner's: a spinning cell's
-   * main thread keeps adding to it until Node's signal thread, which stops it, gets a core — on a
-   * loaded machine that took over 2 s of the runner's CPU (stress run), hence 5 s. Where /proc
-   * cannot be read, after `graceMs`; always within `maxWaitMs`.
+   * Interrupt. The runner is asked with a message, which it reads between two turns of its loop:
+   * that abandons a cell waiting on an await (or one not yet past its synchronous part once it
+   * gets there). A cell's synchronous part is stopped by SIGINT, sent only where Node's watchdog
+   * handles it (`sigintSafe`: after the runner said `armed`; elsewhere SIGINT kills the runner) —
+   * which a runner waiting for the CPU may reach late: nothing is signalled, and nothing killed,
+   * before then (but within `maxWaitMs`). After the signal (or the request, for a run with nothing
+   * to signal) a runner that answers stops within milliseconds of its own CPU time. It is killed
+   * (its values lost) when it has had `cpuGraceMs` of CPU since and still runs the cell, or when
+   * after `graceMs` it sleeps where no signal reaches it (a blocking native call) — but not while
+   * it waits to be scheduled: on a busy machine (cells run at a lower priority) a wall-clock
+   * deadline would kill a runner that was simply never given the CPU to stop. The CPU is the whole
+   * runner's: a spinning cell's main thread keeps adding to it until Node's signal thread, which
+   * stops it, gets a core — on a loaded machine that took over 2 s of the runner's CPU (stress
+   * run), hence 5 s. Where /proc cannot be read, after `graceMs`; always within `maxWaitMs`.
    */
-  interrupt(opts: { graceMs?: number; cpuGraceMs?: number; maxWaitMs?: number } = {}): void {
+  interrupt(opts: { graceMs?: number; cpuGraceMs?: number; maxWaitMs?: number; sigintCpuMs?: number; sigintWaitMs?: number } = {}): void {
     this.dropAhead();
     const r = this.run_;
     const child = this.child;
-    if (!r || !child) return;
-    const { graceMs = 4000, cpuGraceMs = 5000, maxWaitMs = 60_000 } = opts;
+    if (!r || !child || r.interrupted) return;
+    const { graceMs = 4000, cpuGraceMs = 5000, maxWaitMs = 60_000, sigintCpuMs = SIGINT_CPU_MS, sigintWaitMs = SIGINT_WAIT_MS } = opts;
     r.interrupted = true;
-    const at0 = child.cpuState();
-    const started = Date.now();
-    child.signal('SIGINT');
-    const check = () => {
-      if (this.run_ !== r || !child.running) return;
-      const now = child.cpuState();
-      const kill = interruptVerdict({ waitedMs: Date.now() - started, cpuMs: at0 && now ? now.cpuMs - at0.cpuMs : null, state: now?.state ?? null, graceMs, cpuGraceMs, maxWaitMs }) === 'kill';
-      if (!kill) return void setTimeout(check, 200).unref();
+    const requested = Date.now();
+    child.send({ type: 'interrupt', runId: r.runId });
+    // From when the runner has been asked all it will be (the signal, if its run needs one).
+    let since: { at: number; cpu: { cpuMs: number } | null } | null = r.watchdog ? null : { at: requested, cpu: child.cpuState() };
+    const kill = () =>
       // Timers run before I/O in Node's loop: a runner that stopped and answered, and now sleeps,
       // looks exactly like one stuck where no signal reaches — unless its answer, already in the
       // pipe, is read first. So the kill waits for this turn's I/O (a busy kernel's loop lags).
       setImmediate(() => {
         if (this.run_ === r && child.running) child.kill('interrupted (the cell did not stop; the kernel was restarted and values were lost)');
       });
+    const check = (): void => {
+      if (this.run_ !== r || !child.running) return;
+      const now = child.cpuState();
+      if (!since) {
+        if (Date.now() - requested >= maxWaitMs) return void kill();
+        // Its synchronous part returned without a signal: the message does the rest.
+        if (r.syncDone) since = { at: Date.now(), cpu: now };
+        else {
+          const armed = r.armed;
+          const safe = sigintSafe({
+            armed: !!armed, syncDone: r.syncDone, sinceArmedMs: armed ? Date.now() - armed.at : 0,
+            cpuSinceArmedMs: armed && armed.cpuMs !== null && now ? now.cpuMs - armed.cpuMs : null, state: now?.state ?? null, minCpuMs: sigintCpuMs, minWaitMs: sigintWaitMs,
+          });
+          if (!safe) return void setTimeout(check, SIGINT_POLL_MS).unref();
+          // Not before this turn's I/O either: `async`, or the run's end, may be waiting in the pipe.
+          return void setImmediate(() => {
+            if (this.run_ !== r || !child.running) return;
+            if (!r.syncDone) child.signal('SIGINT');
+            since = { at: Date.now(), cpu: child.cpuState() };
+            setTimeout(check, 200).unref();
+          });
+        }
+      }
+      const verdict = interruptVerdict({ waitedMs: Date.now() - since.at, cpuMs: since.cpu && now ? now.cpuMs - since.cpu.cpuMs : null, state: now?.state ?? null, graceMs, cpuGraceMs, maxWaitMs: Math.max(0, maxWaitMs - (since.at - requested)) });
+      if (verdict === 'kill') return void kill();
+      setTimeout(check, 200).unref();
     };
-    setTimeout(check, 200).unref();
+    setTimeout(check, since ? 200 : SIGINT_POLL_MS).unref();
   }
 
   /** Values of `names` (for SQL parameters). */

@@ -737,8 +737,9 @@ export class WorkspaceKernel {
       this.dropOldRefs(cell.id, refs);
     }
     if (outcome.fatal) {
-      // Unless a restart already replaced the runtime this run used.
-      if (this.generation === generation) await this.restart(outcome.fatal, cell.id);
+      // Unless a restart already replaced the runtime this run used, or the kernel is stopping
+      // (stop() disposing the runtime is what ended this run).
+      if (this.generation === generation && !this.stopped) await this.restart(outcome.fatal, cell.id);
       return 'failed';
     }
     if (outcome.ok && !running.cancelled) {
@@ -809,6 +810,8 @@ export class WorkspaceKernel {
 
   /** Starts a fresh SQL runtime (new upload, or the old one died): SQL values are lost. */
   private replaceSqlRuntime(): void {
+    // A stopped kernel starts nothing: stop() has disposed the runtimes it had, and no one would stop a new one.
+    if (this.stopped) return;
     const old = this.sql;
     void old.dispose();
     this.tablesKey = this.tablesSignature();
@@ -825,6 +828,8 @@ export class WorkspaceKernel {
 
   /** Replaces both runtimes: every value is lost; outputs of other cells are marked stale. */
   private async restart(reason: string, except?: string): Promise<void> {
+    // As replaceSqlRuntime(): runtimes started after stop() would outlive the kernel.
+    if (this.stopped) return;
     const olds = [this.js, this.sql];
     this.generation++;
     this.newRuntimes();

@@ -299,4 +299,47 @@ describe('kernel scheduling on an in-memory document', () => {
     expect(engines.runs.slice(before).map((r) => r.cellId)).toEqual([b, c, d]);
     expect(readCellRun(doc, b)!.exec!.trigger).toBe('inputs');
   });
+
+  it('a run that ends as fatal because stop() disposed its runtime starts no new runtimes (nobody would stop them)', async () => {
+    const doc = new Y.Doc();
+    const clock = new ManualClock();
+    const engines = new ScriptedEngines();
+    // Runtimes started and not disposed: each is a child process in the real kernel.
+    const live = new Set<object>();
+    const counted: KernelEngines = {
+      js: (o) => {
+        const e = engines.js();
+        const me = {
+          ...e,
+          // As the real runtime: disposing kills the runner, and the run in it ends as fatal.
+          dispose: async () => {
+            live.delete(me);
+            for (const r of engines.open) if (r.engine === 'js') r.finish({ ok: false, fatal: 'stopped', error: { type: 'error', name: 'KernelError', message: 'stopped' } });
+          },
+        };
+        live.add(me);
+        return me;
+      },
+      sql: () => {
+        const e = engines.sql();
+        const me = { ...e, dispose: async () => void live.delete(me) };
+        live.add(me);
+        return me;
+      },
+    };
+    const dir = tmpDir();
+    const kernel = new WorkspaceKernel({
+      workspaceId: 'w_test', doc, clock, engines: counted, dir, tablesDir: `${dir}/tables`, log: createLogger('silent'),
+      limits: { timeoutMs: 1000, memoryMb: 64, sqlMemoryMb: 64, sqlRowsToJs: 100, maxFrameBytes: 1 << 20 },
+    });
+    kernel.begin();
+    const a = addCell(doc, 'code', 'while (true) {}');
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    expect(engines.open.map((r) => r.cellId)).toEqual([a]);
+    expect(live.size).toBe(2);
+    await kernel.stop();
+    await clock.settle();
+    expect(live.size).toBe(0);
+  });
 });

@@ -19,6 +19,7 @@ let current = null; // { runId, cancelled, resolveCancel }
 let runs = Promise.resolve();
 const enqueue = (fn) => (runs = runs.then(fn, fn));
 let batch = null; // { batchId, cancelled } of the batch running now
+let interruptFor = null; // a run interrupted before it started
 const write = (msg) => process.stdout.write(encodeFrame(msg));
 
 let streamed = 0;
@@ -135,6 +136,11 @@ function cellError(e, filename, shifts) {
 /** Runs one cell; resolves true when it finished without an error. */
 async function run(msg) {
   const { runId, code, inputs, filename, shifts, timeoutMs, watchdog, quiet } = msg;
+  if (interruptFor === runId) {
+    interruptFor = null;
+    write({ type: 'error', runId, error: { type: 'error', name: 'Interrupted', message: 'the run was stopped before it started' } });
+    return false;
+  }
   // `me`, not `current`: a cancelled run's continuation may resume after the next run started.
   const me = { runId, cancelled: false, resolveCancel: null };
   current = me;
@@ -152,7 +158,22 @@ async function run(msg) {
     // The compiled cell calls itself with these arguments, so the synchronous part of the cell runs
     // inside runInContext under the vm timeout and breakOnSigint (an infinite loop is stopped here
     // without killing the process); what runs after its first await is bounded by the supervisor.
-    context.__plexusArgs = [helper, ...inputs.map((n) => values.get(n))];
+    const args = [helper, ...inputs.map((n) => values.get(n))];
+    // The compiled cell reads its arguments first thing, inside runInContext: for a run with the
+    // watchdog, that is where SIGINT stops it softly. Before (while Node sets the watchdog up) and
+    // after (while it takes it down) SIGINT kills the process — its default action, or Node's
+    // SignalExit — so the supervisor signals only once it has read `armed` (js-runtime.ts interrupt()).
+    let armed = watchdog === false;
+    Object.defineProperty(context, '__plexusArgs', {
+      configurable: true,
+      get() {
+        if (!armed) {
+          armed = true;
+          write({ type: 'armed', runId });
+        }
+        return args;
+      },
+    });
     // From here the vm timeout runs: the supervisor re-arms its hard deadline from this moment
     // (cells run ahead in a batch have no vm timeout: nothing to re-arm).
     if (!quiet) write({ type: 'running', runId });
@@ -231,6 +252,11 @@ function onMessage(msg) {
     case 'cancel-batch':
       if (batch && batch.batchId === msg.batchId) batch.cancelled = true;
       return;
+    case 'interrupt':
+      // Read only between two turns of the loop: a run waiting on an await, or one that ended.
+      if (current && current.runId === msg.runId) interruptCurrent();
+      else interruptFor = msg.runId; // still waiting behind another run (or ended: then never seen again)
+      return;
     case 'delete':
       for (const n of msg.names) values.delete(n);
       return;
@@ -269,13 +295,16 @@ process.on('uncaughtException', (e) => stream('stderr', [`Uncaught ${e?.stack ??
 process.on('unhandledRejection', (e) => stream('stderr', [`Unhandled rejection: ${e?.stack ?? e}`]));
 // Interrupt while a cell awaits: the synchronous part is stopped by breakOnSigint; here, the
 // pending run is abandoned and reported (its later callbacks are ignored).
-process.on('SIGINT', () => {
-  if (!current) return;
+function interruptCurrent() {
+  if (!current || current.cancelled) return;
   const { runId } = current;
   current.cancelled = true;
   current.resolveCancel?.();
   write({ type: 'error', runId, error: { type: 'error', name: 'Interrupted', message: 'the run was stopped before it finished' } });
-});
+}
+// The supervisor asks with an `interrupt` message; a SIGINT that still arrives outside a vm run
+// (between two runs, or during a cell's await) lands here and does the same.
+process.on('SIGINT', () => interruptCurrent());
 process.stdin.on('data', frameReader(onMessage, (e) => {
   process.stderr.write(`runner: ${e.message}\n`);
   process.exit(2);
