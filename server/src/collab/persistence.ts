@@ -469,15 +469,27 @@ export class DurablePersistence implements Extension {
    */
   async flushAll(): Promise<string[]> {
     const failed: string[] = [];
-    if (this.unloadCompactions.size) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all([...this.unloadCompactions]), new Promise((r) => (timer = setTimeout(r, this.unloadCompactionWaitMs)))]);
-      clearTimeout(timer);
-    }
-    for (const [ws, { state }] of this.docs) {
+    const deadline = Date.now() + this.unloadCompactionWaitMs;
+    await this.unloadCompactionsDone(deadline);
+    // Documents keep unloading while this runs (the stop closes their clients' sockets meanwhile):
+    // one that leaves the map before its turn is skipped here, and its unload's compaction — added
+    // before it left — is waited for below.
+    for (const [ws, { state }] of [...this.docs]) {
       if (state.inflight.size) await Promise.all([...state.inflight]);
       if (!(await this.compact(ws))) failed.push(ws);
     }
+    await this.unloadCompactionsDone(deadline);
     return failed;
+  }
+
+  /** Resolves once no compaction started by an unload runs, those started while it waits included, or at `deadline`. */
+  private async unloadCompactionsDone(deadline: number): Promise<void> {
+    while (this.unloadCompactions.size) {
+      const left = deadline - Date.now();
+      if (left <= 0) return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all([...this.unloadCompactions]), new Promise((r) => (timer = setTimeout(r, left)))]);
+      clearTimeout(timer);
+    }
   }
 }

@@ -112,7 +112,11 @@ export interface WorkspaceStorage {
    * Returns the number of log entries folded (0 when the workspace no longer exists).
    */
   snapshotFromMemory(ws: string, state: Uint8Array): Awaitable<number>;
-  /** Folds the log into the snapshot from stored data, off the event loop where possible. Resolves with the number folded. */
+  /**
+   * Folds the log into the snapshot from stored data, off the event loop where possible: every entry
+   * stored when it is called (a request made while one runs runs after it, compaction-runs.ts), unless
+   * another server's compaction of the workspace runs then (it gives up). Resolves with the number folded.
+   */
   compactInBackground(ws: string): Promise<number>;
   /** Highest sequence number of a workspace's log (0 when it is empty). */
   maxLogId(ws: string): Awaitable<number>;

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { randomId } from '@plexus/shared';
 import { Worker } from 'node:worker_threads';
 import { compactFromLog, dropFolded, mergeInTree } from './log-compaction.mjs';
+import { CompactionRuns } from './compaction-runs.ts';
 import { PartsReader } from './parts.ts';
 import { SqliteForkRows } from './sqlite-forks.ts';
 import { WorkspaceNotFoundError, type ForkRecord, type LoadedState, type StoredParts, type WorkspaceRecord, type WorkspaceStorage } from './storage.ts';
@@ -271,11 +272,18 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
    * with the number of entries folded; rejects when storage failed.
    */
   compactInBackground(ws: string): Promise<number> {
+    // One at a time per workspace; a request made while one runs runs after it (compaction-runs.ts).
+    return this.compactions.request(ws);
+  }
+
+  private readonly compactions = new CompactionRuns((ws) => this.compactOnce(ws));
+
+  private compactOnce(ws: string): Promise<number> {
     if (!this.worker) return Promise.resolve().then(() => this.compactLog(ws));
     return new Promise((resolve, reject) => {
       const waiters = this.pending.get(ws);
       const done = (r: { folded: number; error?: string }) => (r.error ? reject(new Error(r.error)) : resolve(r.folded));
-      if (waiters) return void waiters.push(done); // one request per workspace in flight
+      if (waiters) return void waiters.push(done); // never here: CompactionRuns sends one request per workspace at a time
       this.pending.set(ws, [done]);
       this.worker!.postMessage({ type: 'compact', ws });
     });

@@ -181,6 +181,37 @@ describe('the Postgres store', () => {
     expect(textOf((await b.load('w')).update)).toBe(doc.getText('t').toString());
   });
 
+  it('a compaction asked for while one runs is not merged into it: the entries stored meanwhile are folded too', async () => {
+    // The shutdown flake: the compaction a reader's unload started was still running when the next
+    // client stored an entry and left; that unload's compaction was handed the running one's
+    // result, which had read the log before the entry.
+    const { db, store: s } = await freshStore({ background: true });
+    await s.create({ id: 'w', name: 'W', state: Y.encodeStateAsUpdate(new Y.Doc()) });
+    const { doc, updates } = keystrokes(50);
+    for (const u of updates.slice(0, 49)) await s.append('w', u);
+    // Hold the worker's compaction after it has read the log: it waits for the snapshot row.
+    const holder = await db.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM snapshots WHERE ws = 'w' FOR UPDATE");
+      const holderPid = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      const first = s.compactInBackground('w');
+      await waitFor(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [holderPid])).rows[0]!.n === 1, {
+        message: 'the compaction waiting for the snapshot row',
+      });
+      // An entry stored after that read (appends do not wait for the compaction), then another request.
+      expect(await s.append('w', updates[49]!)).toBe(50);
+      const second = s.compactInBackground('w');
+      await holder.query('COMMIT');
+      expect(await first).toBe(49);
+      expect(await second).toBe(1);
+    } finally {
+      holder.release();
+    }
+    expect(await s.logLength('w')).toBe(0);
+    expect(textOf((await s.load('w')).update)).toBe(doc.getText('t').toString());
+  });
+
   it('epochs, renames, lists, corrupt entries, unknown and deleted workspaces', async () => {
     const { db, store: s } = await freshStore();
     await expect(s.loadParts('nope')).rejects.toThrow(WorkspaceNotFoundError);
@@ -323,6 +354,47 @@ describe('a server on Postgres', () => {
     expect(listCells(after.doc).some((c) => cellSource(c) === 'from y-websocket')).toBe(true);
     after.destroy();
   }, 900_000);
+});
+
+describe('a clean stop on Postgres', () => {
+  it('folds the entries stored while an unload\'s compaction ran: the next unload\'s compaction runs after it, and the stop waits for it', async () => {
+    // The SIGTERM check above failed with one entry left (stressed runs): the reader's unload had
+    // started a compaction that read the log, the next client stored an entry and left, and its
+    // unload's compaction was handed the first one's result. Here the first compaction is held
+    // after its read (the snapshot row is locked), so the interleaving is the test's.
+    const url = await pg.createDatabase();
+    const s = await startTestServer({ databaseUrl: url, compactIdleMs: 600_000 });
+    cleanup.push(() => s.close());
+    const ws = (await api(s.url, s.ownerToken, 'POST', '/api/workspaces', { name: 'Clean stop' })).json.workspace.id as string;
+    const editAndLeave = async (source: string) => {
+      const c = hocuspocusClient(s.url, ws, s.ownerToken);
+      await c.synced;
+      createCell(c.doc, { kind: 'code', source, author: 'a' }, userOrigin('a'));
+      await waitFor(() => c.provider.unsyncedChanges === 0, { message: `${source}: acknowledged` });
+      c.destroy();
+      await waitFor(() => !s.hocuspocus.documents.has(ws), { message: `${source}: unloaded` });
+    };
+    const db = await PgDatabase.open(url);
+    cleanup.push(() => db.release());
+    const holder = await db.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM snapshots WHERE ws = $1 FOR UPDATE', [ws]);
+      const holderPid = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      await editAndLeave('first');
+      await waitFor(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [holderPid])).rows[0]!.n === 1, {
+        message: "the first unload's compaction waiting for the snapshot row",
+      });
+      await editAndLeave('second');
+      await holder.query('COMMIT');
+    } finally {
+      holder.release();
+    }
+    expect(await s.persistence.flushAll()).toEqual([]);
+    expect(await s.store.logLength(ws)).toBe(0);
+    const stored = await storedDocAsync(s, ws);
+    expect(listCells(stored).map(cellSource).filter((t) => t === 'first' || t === 'second').sort()).toEqual(['first', 'second']);
+  });
 });
 
 describe('Postgres going away under a server', () => {

@@ -23,6 +23,7 @@ import { randomId } from '@plexus/shared';
 import type { ForkRecord, ForkRows, LoadedState, StoredParts, WorkspaceRecord, WorkspaceStorage } from '../storage.ts';
 import { FencedError, WorkspaceNotFoundError, type StorageFencing } from '../storage.ts';
 import { PartsReader } from '../parts.ts';
+import { CompactionRuns } from '../compaction-runs.ts';
 import { bytes, type PgDatabase } from './database.ts';
 import { COMPACTION_LOCK, compactWorkspace } from './compaction.mjs';
 
@@ -229,12 +230,19 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
     return this.db.withClient((c) => compactWorkspace(c, ws, opts));
   }
 
+  /** Folds every entry stored now, on the worker (inline without one); one compaction of a workspace at a time (compaction-runs.ts). */
   compactInBackground(ws: string): Promise<number> {
+    return this.compactions.request(ws);
+  }
+
+  private readonly compactions = new CompactionRuns((ws) => this.compactOnce(ws));
+
+  private compactOnce(ws: string): Promise<number> {
     if (!this.worker) return this.inline(ws, { wait: false }).then((r) => r.folded);
     return new Promise((resolve, reject) => {
       const done = (r: { folded: number; error?: string }) => (r.error ? reject(new Error(r.error)) : resolve(r.folded));
       const waiters = this.waiting.get(ws);
-      if (waiters) return void waiters.push(done); // one request per workspace in flight
+      if (waiters) return void waiters.push(done); // never here: CompactionRuns sends one request per workspace at a time
       this.waiting.set(ws, [done]);
       this.worker!.postMessage({ type: 'compact', ws });
     });
