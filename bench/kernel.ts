@@ -17,6 +17,8 @@
  * Side by side: npx tsx bench/kernel.ts --servers=plexus,plexus-kernel-socket [--rounds=20] runs
  * only the chains (1–2) on each server kind (bench/lib.ts), one round on each in turn, so drifting
  * background load hits them alike, and prints each kind's figures and their ratios to the first.
+ * `--only=code|sql` runs one kind of chain; `--cpu-prof` has each server write a CPU profile and
+ * prints its summary (both run the side-by-side chains, also on one server kind).
  * Prints figures; asserts nothing (it exits non-zero only if the final state is wrong).
  */
 import fs from 'node:fs';
@@ -25,11 +27,16 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import {
   createCell, getCell, listCells, readCellRun, readKernelStatus, requestRun, setCellSource, userOrigin, type CellRunView,
 } from '@plexus/shared';
-import { connectClient, createWorkspace, fmt, machine, median, printTable, spawnServer, summarize, tmpDir, until, type BenchClient, type ChildServer, type ServerKind } from './lib.ts';
+import { connectClient, createWorkspace, fmt, machine, median, printTable, repoRoot, spawnServer, summarize, tmpDir, until, type BenchClient, type ChildServer, type ServerKind } from './lib.ts';
+import { printProfile } from './cpuprofile.ts';
 
 const ROUNDS = Number(process.argv.find((a) => a.startsWith('--rounds='))?.split('=')[1] ?? 20);
 const SERVERS = (process.argv.find((a) => a.startsWith('--servers='))?.split('=')[1] ?? 'plexus').split(',') as Array<Exclude<ServerKind, 'static'>>;
 const N = 100;
+/** `--cpu-prof`: each server writes a CPU profile (bench/results/profiles/kernel-<kind>), summarised at the end. */
+const CPU_PROF = process.argv.includes('--cpu-prof');
+/** `--only=code|sql`: one kind of chain. */
+const ONLY = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1] as 'code' | 'sql' | undefined;
 const who = { id: 'bench', name: 'Bench' };
 const origin = userOrigin('bench', 'Bench');
 const shown = (v: CellRunView | null) => (v?.outputs[0]?.type === 'text' ? v.outputs[0].text : v?.outputs[0]?.type === 'table' ? JSON.stringify(v.outputs[0].rows[0]) : '');
@@ -75,7 +82,10 @@ async function compareChains(): Promise<void> {
   const sides: Array<{ kind: string; server: ChildServer; a: BenchClient; b: BenchClient; js: string[]; sql: string[]; times: { code: number[]; sql: number[] } }> = [];
   try {
     for (const kind of SERVERS) {
-      const server = await spawnServer(kind, { dataDir: tmpDir('plexus-bench-kernel-'), env: { PLEXUS_LOG_LEVEL: 'warn' } });
+      const profDir = path.join(repoRoot, 'bench/results/profiles', `kernel-${kind}`);
+      if (CPU_PROF) fs.rmSync(profDir, { recursive: true, force: true });
+      const nodeArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=250'] : [];
+      const server = await spawnServer(kind, { dataDir: tmpDir('plexus-bench-kernel-'), env: { PLEXUS_LOG_LEVEL: 'warn' }, nodeArgs });
       const ws = await createWorkspace(server, 'kernel bench');
       const a = connectClient(server.url, ws, server.token);
       const b = connectClient(server.url, ws, server.token);
@@ -85,7 +95,7 @@ async function compareChains(): Promise<void> {
       sides[sides.length - 1]!.js = (await chain(a, b, 'code')).ids;
       sides[sides.length - 1]!.sql = (await chain(a, b, 'sql')).ids;
     }
-    for (const kind of ['code', 'sql'] as const) {
+    for (const kind of ONLY ? [ONLY] : (['code', 'sql'] as const)) {
       for (let r = 0; r <= ROUNDS; r++) {
         for (const s of r % 2 ? [...sides].reverse() : sides) {
           const ms = await chainRound(s.a, s.b, kind, kind === 'code' ? s.js : s.sql, 1000 + r);
@@ -96,7 +106,7 @@ async function compareChains(): Promise<void> {
     const load = (await import('node:os')).loadavg()[0]!.toFixed(1);
     console.log(`\n${N}-cell chain, edit + Run in A → last output in B, ms (load average ${load} at the end)`);
     const base = sides[0]!;
-    printTable(['server', 'chain', 'p50', 'p95', 'max', 'per cell (p50 / 100)', `p50 / ${base.kind}`], sides.flatMap((s) => (['code', 'sql'] as const).map((kind) => {
+    printTable(['server', 'chain', 'p50', 'p95', 'max', 'per cell (p50 / 100)', `p50 / ${base.kind}`], sides.flatMap((s) => (ONLY ? [ONLY] : (['code', 'sql'] as const)).map((kind) => {
       const x = summarize(s.times[kind]);
       return [s.kind, kind === 'code' ? 'JavaScript' : 'SQL', fmt(x.p50, 1), fmt(x.p95, 1), fmt(x.max, 1), fmt(x.p50 / N, 2), fmt(x.p50 / summarize(base.times[kind]).p50, 2)];
     })));
@@ -105,6 +115,17 @@ async function compareChains(): Promise<void> {
       s.a.provider.destroy();
       s.b.provider.destroy();
       await s.server.stop();
+    }
+  }
+  if (CPU_PROF) {
+    for (const s of sides) {
+      const dir = path.join(repoRoot, 'bench/results/profiles', `kernel-${s.kind}`);
+      // The main thread's profile is the first one written (the others are worker threads).
+      const file = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()[0] : undefined;
+      if (file) {
+        console.log(`\n## CPU profile of the ${s.kind} server process (${dir})`);
+        printProfile(path.join(dir, file), 25);
+      }
     }
   }
 }
@@ -211,7 +232,7 @@ async function parquetBench(a: BenchClient, b: BenchClient, serverUrl: string, t
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-if (SERVERS.length > 1) {
+if (SERVERS.length > 1 || CPU_PROF || ONLY) {
   await compareChains();
   process.exit(process.exitCode ?? 0);
 }
