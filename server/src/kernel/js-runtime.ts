@@ -140,6 +140,8 @@ type Pending = {
   watchdog: boolean;
   /** When the runner said the cell's code began inside the watchdog (`armed`), and its CPU then. */
   armed: { at: number; cpuMs: number | null } | null;
+  /** A cell of a batch sent ahead (runAhead), not sent on its own. */
+  ahead?: boolean;
 };
 
 /** A cell sent ahead in a batch (runAhead), in the order the kernel will ask for its result. */
@@ -334,7 +336,7 @@ export class JsRuntime {
       if (head.outcome) return head.outcome;
       return new Promise<RunOutcome>((resolve) => {
         const deadline = new RunDeadline(this.opts.timeoutMs + START_SLACK_MS, Math.max(HOST_WAIT_CAP_MS, 10 * this.opts.timeoutMs), () => this.hardTimeout());
-        this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: this.aheadCpuMs, syncDone: false, interrupted: false, watchdog: false, armed: null };
+        this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: this.aheadCpuMs, syncDone: false, interrupted: false, watchdog: false, armed: null, ahead: true };
       });
     }
     // Anything else than the next cell sent ahead: the batch's later results no longer hold.
@@ -417,6 +419,8 @@ export class JsRuntime {
     const r = this.run_;
     if (!r || r.runId !== runId) return;
     this.dropAhead();
+    // A cell of a batch may have run there before the batch was called off.
+    if (r.ahead) this.onAheadDropped?.([r.runId]);
     this.child?.send({ type: 'cancel', runId });
     this.run_ = null;
     r.deadline.stop();
@@ -444,6 +448,15 @@ export class JsRuntime {
     const r = this.run_;
     const child = this.child;
     if (!r || !child || r.interrupted) return;
+    if (r.ahead) {
+      // A cell of the batch the runner has not answered for: the batch is called off, so it may
+      // never run there — or ran already (it cannot loop): ended now, its values not trusted.
+      this.run_ = null;
+      r.deadline.stop();
+      this.onAheadDropped?.([r.runId]);
+      r.resolve({ ok: false, defines: [], outputs: [], error: { type: 'error', name: 'Interrupted', message: 'the run was stopped before it finished' } });
+      return;
+    }
     const { graceMs = 4000, cpuGraceMs = 5000, maxWaitMs = 60_000, sigintCpuMs = SIGINT_CPU_MS, sigintWaitMs = SIGINT_WAIT_MS } = opts;
     r.interrupted = true;
     const requested = Date.now();

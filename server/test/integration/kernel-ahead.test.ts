@@ -136,6 +136,35 @@ function sqlRuntime(): { rt: SqlRuntime; dropped: string[][] } {
 const sql = (text: string, name: string, materialize = true): SqlQuery => ({ sql: text, params: {}, name, maxRows: 100, materialize });
 const rowsOf = (o: SqlOutcome) => (o.ok ? o.rows : o.error.message);
 
+describe('interrupting a cell sent ahead', () => {
+  it('an interrupt while the kernel waits for a cell of the batch the runner has not reached: answered at once, nothing killed, values kept', async () => {
+    const { rt, dropped } = runtime();
+    await rt.start();
+    expect((await rt.run(cell('const kept = 41;'), noStream)).ok).toBe(true);
+    const a = cell('const a = kept + 1;', ['kept']);
+    const b = cell('const b = a + 1;', ['a']);
+    // The runner is frozen (as a starved one on a loaded machine) before it reads the batch.
+    const state = () => fs.readFileSync(`/proc/${rt.pid}/stat`, 'utf8').split(') ')[1]![0];
+    process.kill(rt.pid!, 'SIGSTOP');
+    for (let i = 0; i < 2000 && state() !== 'T'; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(state()).toBe('T');
+    rt.runAhead([a, b]);
+    const waiting = rt.run(a, noStream);
+    await new Promise((r) => setImmediate(r));
+    rt.interrupt();
+    process.kill(rt.pid!, 'SIGCONT');
+    const out = await waiting;
+    expect(out.fatal).toBeUndefined();
+    expect(out.ok).toBe(false);
+    expect(JSON.stringify(out.error)).toMatch(/interrupted|stopped/i);
+    // a may or may not have run in the runner: reported with the rest of the batch.
+    expect(dropped.flat().sort()).toEqual([a.runId, b.runId].sort());
+    expect(rt.alive).toBe(true);
+    expect((await rt.get(['kept'])).values).toEqual({ kept: 41 });
+    expect(shown(await rt.run(cell('kept + 1', ['kept']), noStream))).toContain('42');
+  });
+});
+
 describe('SQL cells sent to the worker ahead', () => {
   it('a chain sent ahead: each result is that query’s own, in order; a changed query throws the rest away', async () => {
     const { rt, dropped } = sqlRuntime();

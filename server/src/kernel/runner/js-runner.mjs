@@ -18,7 +18,8 @@ let current = null; // { runId, cancelled, resolveCancel }
 // must not interleave.
 let runs = Promise.resolve();
 const enqueue = (fn) => (runs = runs.then(fn, fn));
-let batch = null; // { batchId, cancelled } of the batch running now
+// Batches the supervisor called off: also before they start (their message may still wait in the queue).
+const offBatches = new Set();
 let interruptFor = null; // a run interrupted before it started
 const write = (msg) => process.stdout.write(encodeFrame(msg));
 
@@ -218,16 +219,10 @@ async function run(msg) {
  * different turn: a newer source, another run first); it checks for that between cells.
  */
 async function runBatch(msg) {
-  const me = { batchId: msg.batchId, cancelled: false };
-  batch = me;
-  try {
-    for (const r of msg.runs) {
-      if (me.cancelled) return;
-      if (!(await run({ ...r, timeoutMs: msg.timeoutMs, watchdog: false, quiet: true }))) return;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  } finally {
-    if (batch === me) batch = null;
+  for (const r of msg.runs) {
+    if (offBatches.has(msg.batchId)) return;
+    if (!(await run({ ...r, timeoutMs: msg.timeoutMs, watchdog: false, quiet: true }))) return;
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
 
@@ -250,7 +245,9 @@ function onMessage(msg) {
       }
       return;
     case 'cancel-batch':
-      if (batch && batch.batchId === msg.batchId) batch.cancelled = true;
+      offBatches.add(msg.batchId);
+      // Batches run in order: only the latest few can still be waiting.
+      if (offBatches.size > 256) offBatches.delete(offBatches.values().next().value);
       return;
     case 'interrupt':
       // Read only between two turns of the loop: a run waiting on an await, or one that ended.
