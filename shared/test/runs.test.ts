@@ -3,7 +3,7 @@ import * as Y from 'yjs';
 import {
   KERNEL_ORIGIN, appendStream, createCell, deleteCell, finishExec, getCell, listCells, pendingRequests, pushOutputs, readCellRun,
   readCommand, readKernelStatus, requestRestart, requestRun, requestRunAll, runSource, setCellName, setCellSource, setPending,
-  setStale, sourceHash, staleCells, startExec, tableNameFromFile, userOrigin, registerTable, listTables, ackRequest,
+  setStale, sourceHash, staleCells, startExec, tableNameFromFile, userOrigin, registerTable, listTables, ackRequest, recordExec,
 } from '../src/index.ts';
 
 const alice = userOrigin('alice');
@@ -41,6 +41,29 @@ describe('run requests', () => {
 });
 
 describe('exec state and outputs', () => {
+  it('a fast run recorded in one write reads exactly as started then finished, in fewer document items', () => {
+    const views: unknown[] = [];
+    const sizes: number[] = [];
+    for (const oneWrite of [true, false]) {
+      const doc = new Y.Doc();
+      const id = createCell(doc, { kind: 'code', source: 'x * 2', author: 'a' }, alice);
+      setPending(doc, getCell(doc, id)!, { runId: 'r1', requestId: null, trigger: 'request', requestedBy: who, queuedAt: 1 }, KERNEL_ORIGIN);
+      setStale(doc, getCell(doc, id)!, { reason: 'old', at: 1 }, KERNEL_ORIGIN);
+      const info = { ...execInfo(doc, id, 'r1'), startedAt: 1000 };
+      const end = { state: 'done' as const, defines: ['y'], outputs: [{ type: 'text' as const, text: '42' }] };
+      const before = Y.encodeStateAsUpdate(doc).length;
+      if (oneWrite) recordExec(doc, getCell(doc, id)!, info, end, KERNEL_ORIGIN);
+      else doc.transact(() => finishExec(startExec(doc, getCell(doc, id)!, info, KERNEL_ORIGIN), end, KERNEL_ORIGIN), KERNEL_ORIGIN);
+      sizes.push(Y.encodeStateAsUpdate(doc).length - before);
+      const v = readCellRun(doc, id)!;
+      expect(v.state).toBe('done');
+      expect(v.exec!.durationMs).toBeGreaterThanOrEqual(0);
+      views.push({ ...v, exec: { ...v.exec!, endedAt: 0, durationMs: 0 } });
+    }
+    expect(views[0]).toEqual(views[1]);
+    expect(sizes[0]).toBeLessThan(sizes[1]!);
+  });
+
   it('queued → running → done with streamed stdout and a table; stale once the source changes', () => {
     const doc = new Y.Doc();
     const id = createCell(doc, { kind: 'code', source: 'rows', author: 'a' }, alice);

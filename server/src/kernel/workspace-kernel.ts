@@ -17,7 +17,7 @@ import * as Y from 'yjs';
 import {
   KERNEL_COMMANDS, KERNEL_ORIGIN, MAX_STREAM_CHARS, TABLE_PREVIEW_ROWS, ackRequest, analyzeCell, ancestors, appendStream, buildGraph,
   cellSource, isRunnableCell, describeGraphError, descendants, finishExec, getCell, listCells, listTables, pendingRequests, readCommand,
-  readExec, readKernelStatus, runSource, setPending, setStale, sourceHash, staleCells, startExec, topoOrder, writeKernelStatus,
+  readExec, readKernelStatus, recordExec, runSource, setPending, setStale, sourceHash, staleCells, startExec, topoOrder, writeKernelStatus,
   type CellAnalysis, type CellOutput, type CellView, type KernelCommandKind, type KernelStatus, type NotebookGraph,
   type Requester, type RunTrigger, randomId, abandonKernelMarks, changesNotebookGraph, onlyEditsCellSources, roots,
 } from '@plexus/shared';
@@ -729,10 +729,13 @@ export class WorkspaceKernel {
       }
     } else {
       const { outputs, refs } = admitOutputs(outcome.ok ? outcome.outputs : [outcome.error], outcome.full, this.results);
+      const end = { state: outcome.ok ? ('done' as const) : ('error' as const), defines: outcome.defines, outputs };
       this.writes.soon(() => {
+        // Nothing of this run written yet (a fast cell): its final record in one go.
+        if (!run && !buffer.length) return void (run = recordExec(this.doc, cell, info, end, KERNEL_ORIGIN));
         const m = begin();
         if (buffer.length) for (const p of buffer.splice(0)) appendStream(m, p.name, p.text, KERNEL_ORIGIN);
-        finishExec(m, { state: outcome.ok ? 'done' : 'error', defines: outcome.defines, outputs }, KERNEL_ORIGIN);
+        finishExec(m, end, KERNEL_ORIGIN);
       });
       this.dropOldRefs(cell.id, refs);
     }

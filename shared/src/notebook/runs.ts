@@ -324,6 +324,26 @@ export function startExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'stat
   return m;
 }
 
+/**
+ * A run that started and ended before anything of it was written (a fast cell): its final record
+ * in one write — what startExec then finishExec leave, without writing each ended field twice.
+ */
+export function recordExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'state' | 'endedAt' | 'durationMs'>, end: { state: Exclude<ExecState, 'running'>; defines?: string[]; reason?: string; outputs?: CellOutput[] }, origin: Origin): Y.Map<unknown> {
+  const m = new Y.Map<unknown>();
+  const endedAt = Date.now();
+  const fields = { ...info, state: end.state, endedAt, durationMs: endedAt - Number(info.startedAt ?? endedAt), ...(end.defines ? { defines: end.defines } : {}), ...(end.reason ? { reason: end.reason } : {}) };
+  doc.transact(() => {
+    for (const [k, v] of Object.entries(fields)) if (v !== undefined) m.set(k, v);
+    const outputs = new Y.Array<Y.Map<unknown>>();
+    if (end.outputs?.length) outputs.push(end.outputs.map(outputToMap));
+    m.set('outputs', outputs);
+    cell.map.set('exec', m);
+    if (cell.map.has('pending')) cell.map.delete('pending');
+    if (cell.map.has('stale')) cell.map.delete('stale');
+  }, origin);
+  return m;
+}
+
 /** Records a run that never started (upstream failed, cycle, deleted input...) as cancelled. */
 export function cancelExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'state' | 'endedAt' | 'durationMs' | 'startedAt'> & { reason: string }, outputs: CellOutput[], origin: Origin): void {
   const m = startExec(doc, cell, { ...info, startedAt: Date.now() }, origin);
