@@ -142,11 +142,17 @@ type Pending = {
   armed: { at: number; cpuMs: number | null } | null;
   /** A cell of a batch sent ahead (runAhead), not sent on its own. */
   ahead?: boolean;
+  /** The id the runner knows the run by (a batch's cells get their own: a run id can come back with another source). */
+  wire: string;
 };
 
 /** A cell sent ahead in a batch (runAhead), in the order the kernel will ask for its result. */
 interface Ahead {
   runId: string;
+  /** The id the runner runs it under (`runId~batchId`): its answers never match a later run of the same runId. */
+  wire: string;
+  /** Its place in the batch (cancel-batch calls off from the first thrown-away cell on). */
+  index: number;
   code: string;
   inputs: string[];
   outcome: RunOutcome | null;
@@ -238,23 +244,23 @@ export class JsRuntime {
     switch (m.type) {
       case 'stream':
         if (m.name !== 'stdout' && m.name !== 'stderr') return;
-        if (this.run_ && m.runId === this.run_.runId) this.run_.onStream(m.name, String(m.text ?? ''));
-        else this.ahead.find((a) => a.runId === m.runId)?.streams.push([m.name, String(m.text ?? '')]);
+        if (this.run_ && m.runId === this.run_.wire) this.run_.onStream(m.name, String(m.text ?? ''));
+        else this.ahead.find((a) => a.wire === m.runId)?.streams.push([m.name, String(m.text ?? '')]);
         return;
       case 'running': {
         const r = this.run_;
-        if (!r || m.runId !== r.runId) return;
+        if (!r || m.runId !== r.wire) return;
         r.deadline.restart(this.opts.timeoutMs + RUN_SLACK_MS);
         r.cpuAtRunning = this.child?.cpuState()?.cpuMs ?? null;
         return;
       }
       case 'armed': {
         const r = this.run_;
-        if (r && m.runId === r.runId) r.armed = { at: Date.now(), cpuMs: this.child?.cpuState()?.cpuMs ?? null };
+        if (r && m.runId === r.wire) r.armed = { at: Date.now(), cpuMs: this.child?.cpuState()?.cpuMs ?? null };
         return;
       }
       case 'async': {
-        if (this.run_ && m.runId === this.run_.runId) this.run_.syncDone = true;
+        if (this.run_ && m.runId === this.run_.wire) this.run_.syncDone = true;
         return;
       }
       case 'done':
@@ -263,9 +269,9 @@ export class JsRuntime {
           ? { ok: true, defines: asStrings(m.defines), outputs: Array.isArray(m.outputs) ? (m.outputs as CellOutput[]) : [], full: m.full }
           : { ok: false, defines: [], outputs: [], error: sanitizeError(m.error) };
         const r = this.run_;
-        if (!r || m.runId !== r.runId) {
+        if (!r || m.runId !== r.wire) {
           // A cell of the batch sent ahead, before the kernel asks for it.
-          const i = this.ahead.findIndex((a) => a.runId === m.runId && !a.outcome);
+          const i = this.ahead.findIndex((a) => a.wire === m.runId && !a.outcome);
           if (i < 0) return;
           this.ahead[i]!.outcome = outcome;
           // The batch stopped at this failure: the cells after it did not run.
@@ -336,7 +342,7 @@ export class JsRuntime {
       if (head.outcome) return head.outcome;
       return new Promise<RunOutcome>((resolve) => {
         const deadline = new RunDeadline(this.opts.timeoutMs + START_SLACK_MS, Math.max(HOST_WAIT_CAP_MS, 10 * this.opts.timeoutMs), () => this.hardTimeout());
-        this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: this.aheadCpuMs, syncDone: false, interrupted: false, watchdog: false, armed: null, ahead: true };
+        this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: this.aheadCpuMs, syncDone: false, interrupted: false, watchdog: false, armed: null, ahead: true, wire: head.wire };
       });
     }
     // Anything else than the next cell sent ahead: the batch's later results no longer hold.
@@ -347,7 +353,7 @@ export class JsRuntime {
       // and the cell's compilation come first, seconds on a starved machine) and is re-armed
       // when the runner says it started executing.
       const deadline = new RunDeadline(this.opts.timeoutMs + START_SLACK_MS, Math.max(HOST_WAIT_CAP_MS, 10 * this.opts.timeoutMs), () => this.hardTimeout());
-      this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: null, syncDone: false, interrupted: false, watchdog: input.watchdog, armed: null };
+      this.run_ = { runId: input.runId, resolve, onStream, deadline, cpuAtRunning: null, syncDone: false, interrupted: false, watchdog: input.watchdog, armed: null, wire: input.runId };
       this.child!.send({ type: 'run', ...input, timeoutMs: this.opts.timeoutMs });
     });
   }
@@ -372,17 +378,19 @@ export class JsRuntime {
     this.aheadBatch = batchId;
     // The runner's CPU when the batch went: what its deadline counts from (read once per batch).
     this.aheadCpuMs = this.child.cpuState()?.cpuMs ?? null;
-    this.ahead = inputs.map((i) => ({ runId: i.runId, code: i.code, inputs: i.inputs, outcome: null, streams: [] }));
-    this.child.send({ type: 'batch', batchId, timeoutMs: this.opts.timeoutMs, runs: inputs.map(({ runId, code, shifts, inputs: names, filename }) => ({ runId, code, shifts, inputs: names, filename })) });
+    this.ahead = inputs.map((i, index) => ({ runId: i.runId, wire: `${i.runId}~${batchId}`, index, code: i.code, inputs: i.inputs, outcome: null, streams: [] }));
+    this.child.send({ type: 'batch', batchId, timeoutMs: this.opts.timeoutMs, runs: inputs.map(({ code, shifts, inputs: names, filename }, i) => ({ runId: this.ahead[i]!.wire, code, shifts, inputs: names, filename })) });
   }
 
   /** Throws away the results still expected from the batch sent ahead, and stops it. */
   private dropAhead(): void {
     if (!this.ahead.length) return;
     const dropped = this.ahead.map((a) => a.runId);
+    // Only from the first cell thrown away: one the kernel already waits for must still be answered.
+    const from = this.ahead[0]!.index;
     this.truncateAhead(0);
     this.onAheadDropped?.(dropped);
-    if (this.aheadBatch) this.child?.send({ type: 'cancel-batch', batchId: this.aheadBatch });
+    if (this.aheadBatch) this.child?.send({ type: 'cancel-batch', batchId: this.aheadBatch, from });
     this.aheadBatch = null;
   }
 
@@ -421,7 +429,7 @@ export class JsRuntime {
     this.dropAhead();
     // A cell of a batch may have run there before the batch was called off.
     if (r.ahead) this.onAheadDropped?.([r.runId]);
-    this.child?.send({ type: 'cancel', runId });
+    this.child?.send({ type: 'cancel', runId: r.wire });
     this.run_ = null;
     r.deadline.stop();
     r.resolve({ ok: false, defines: [], outputs: [], cancelled: true });
@@ -448,19 +456,15 @@ export class JsRuntime {
     const r = this.run_;
     const child = this.child;
     if (!r || !child || r.interrupted) return;
-    if (r.ahead) {
-      // A cell of the batch the runner has not answered for: the batch is called off, so it may
-      // never run there — or ran already (it cannot loop): ended now, its values not trusted.
-      this.run_ = null;
-      r.deadline.stop();
-      this.onAheadDropped?.([r.runId]);
-      r.resolve({ ok: false, defines: [], outputs: [], error: { type: 'error', name: 'Interrupted', message: 'the run was stopped before it finished' } });
-      return;
-    }
+    // A cell of the batch the runner has not answered for: dropAhead() called off only the cells
+    // after it, so the runner still answers it (the request stops it, or it ran already): the
+    // ordinary interrupt below, with its grace and kill for a cell that does not stop (a getter
+    // that loops). Its values are not trusted either way.
+    if (r.ahead) this.onAheadDropped?.([r.runId]);
     const { graceMs = 4000, cpuGraceMs = 5000, maxWaitMs = 60_000, sigintCpuMs = SIGINT_CPU_MS, sigintWaitMs = SIGINT_WAIT_MS } = opts;
     r.interrupted = true;
     const requested = Date.now();
-    child.send({ type: 'interrupt', runId: r.runId });
+    child.send({ type: 'interrupt', runId: r.wire });
     // From when the runner has been asked all it will be (the signal, if its run needs one).
     let since: { at: number; cpu: { cpuMs: number } | null } | null = r.watchdog ? null : { at: requested, cpu: child.cpuState() };
     const kill = () =>

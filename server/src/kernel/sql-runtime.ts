@@ -143,8 +143,10 @@ export class SqlRuntime {
   private dropAhead(): void {
     if (!this.ahead.length) return;
     const dropped = this.ahead.map((e) => e.tag);
+    // Only from the first query thrown away: one the kernel already waits for must still be answered.
+    const from = this.ahead[0]!.id;
     this.truncateAhead(0);
-    if (this.aheadBatch) this.child?.send({ type: 'cancel-batch', batch: this.aheadBatch });
+    if (this.aheadBatch) this.child?.send({ type: 'cancel-batch', batch: this.aheadBatch, from });
     this.aheadBatch = null;
     this.onAheadDropped?.(dropped);
   }

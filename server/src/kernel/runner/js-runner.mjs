@@ -18,8 +18,9 @@ let current = null; // { runId, cancelled, resolveCancel }
 // must not interleave.
 let runs = Promise.resolve();
 const enqueue = (fn) => (runs = runs.then(fn, fn));
-// Batches the supervisor called off: also before they start (their message may still wait in the queue).
-const offBatches = new Set();
+// Batches the supervisor called off (batchId -> index of the first cell not to run): also before
+// they start (their message may still wait in the queue).
+const offBatches = new Map();
 let interruptFor = null; // a run interrupted before it started
 const write = (msg) => process.stdout.write(encodeFrame(msg));
 
@@ -219,8 +220,8 @@ async function run(msg) {
  * different turn: a newer source, another run first); it checks for that between cells.
  */
 async function runBatch(msg) {
-  for (const r of msg.runs) {
-    if (offBatches.has(msg.batchId)) return;
+  for (const [i, r] of msg.runs.entries()) {
+    if (offBatches.has(msg.batchId) && i >= offBatches.get(msg.batchId)) return;
     if (!(await run({ ...r, timeoutMs: msg.timeoutMs, watchdog: false, quiet: true }))) return;
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -245,9 +246,9 @@ function onMessage(msg) {
       }
       return;
     case 'cancel-batch':
-      offBatches.add(msg.batchId);
+      offBatches.set(msg.batchId, Math.min(offBatches.get(msg.batchId) ?? Infinity, Number.isInteger(msg.from) ? msg.from : 0));
       // Batches run in order: only the latest few can still be waiting.
-      if (offBatches.size > 256) offBatches.delete(offBatches.values().next().value);
+      if (offBatches.size > 256) offBatches.delete(offBatches.keys().next().value);
       return;
     case 'interrupt':
       // Read only between two turns of the loop: a run waiting on an await, or one that ended.

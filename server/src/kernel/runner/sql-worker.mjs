@@ -83,18 +83,18 @@ async function init(msg) {
 }
 
 /** Batches the kernel sent ahead (query messages with a `batch`): called off, or stopped by a failure. */
-const offBatches = new Set();
-function callOff(batch) {
-  offBatches.add(batch);
+const offBatches = new Map(); // batch -> id of the first query not to run
+function callOff(batch, from = 0) {
+  offBatches.set(batch, Math.min(offBatches.get(batch) ?? Infinity, from));
   // Batches run in order: only the latest few can still have queries waiting.
-  if (offBatches.size > 256) offBatches.delete(offBatches.values().next().value);
+  if (offBatches.size > 256) offBatches.delete(offBatches.keys().next().value);
 }
 
 async function query(msg) {
   const { id, sql, params, name, maxRows, materialize, batch } = msg;
   // A query sent ahead whose batch was called off or failed earlier does not run (no answer: the
   // kernel no longer waits for it).
-  if (batch && offBatches.has(batch)) return;
+  if (batch && offBatches.has(batch) && id >= offBatches.get(batch)) return;
   try {
     const statements = splitStatements(sql);
     if (!statements.length) throw new Error('the cell has no SQL statement');
@@ -169,7 +169,7 @@ function onMessage(msg) {
       conn?.interrupt();
       return;
     case 'cancel-batch':
-      callOff(msg.batch);
+      callOff(msg.batch, Number.isInteger(msg.from) ? msg.from : 0);
       return;
   }
 }
