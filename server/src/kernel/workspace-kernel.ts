@@ -91,6 +91,13 @@ interface Live {
   table?: boolean;
 }
 
+/** A cell's source (`src`), what its run records (`run`: SQL cells with their name) and that's hash. */
+interface CellSourceParts {
+  src: string;
+  run: string;
+  hash: string;
+}
+
 interface Running {
   item: QueueItem;
   hash: string;
@@ -130,6 +137,7 @@ export class WorkspaceKernel {
   private readonly cellRefs = new Map<string, string[]>();
   /** Each JavaScript cell's compiled form, for its source and inputs (compiled once when sent ahead). */
   private readonly compiled = new Map<string, { key: string; c: CompiledCell }>();
+  private readonly sources = new Map<string, CellSourceParts>();
   /** The cells of the batch last sent ahead, by run id. */
   private aheadRuns = new Map<string, string>();
   private message: string | undefined;
@@ -215,7 +223,10 @@ export class WorkspaceKernel {
   private readonly onTransaction = (tr: Y.Transaction) => {
     // Hocuspocus echoes our own updates back: they change nothing and must cost nothing.
     if (tr.origin === KERNEL_ORIGIN || tr.changed.size === 0) return;
-    if (this.affectsGraph(tr)) this.graphCache = null;
+    if (this.affectsGraph(tr)) {
+      this.graphCache = null;
+      this.sources.clear();
+    }
     // Typing asks nothing of the kernel (a run is a request on the cell, a key): no tick, whose
     // scans of every cell would otherwise run on each keystroke.
     if (onlyEditsCellSources(this.cells, tr)) return;
@@ -277,12 +288,28 @@ export class WorkspaceKernel {
   // -------------------------------------------------------------------------------------------
   // analysis and graph
 
+  /**
+   * A cell's source text, what a run records of it (SQL: with its name) and its hash, kept until a
+   * transaction changes what the graph is built from (onTransaction: every source edit, rename,
+   * re-kind, cell added or removed) — a chain asks for each several times, and reading a Y.Text is
+   * a walk over its items.
+   */
+  private source(cell: CellView): CellSourceParts {
+    let s = this.sources.get(cell.id);
+    if (!s) {
+      const src = cellSource(cell);
+      const run = runSource(cell);
+      s = { src, run, hash: sourceHash(run) };
+      this.sources.set(cell.id, s);
+    }
+    return s;
+  }
+
   private analysis(cell: CellView): CellAnalysis {
-    const src = runSource(cell);
-    const hash = sourceHash(src);
+    const { hash } = this.source(cell);
     const hit = this.analyses.get(cell.id);
     if (hit && hit.hash === hash && hit.kind === cell.kind) return hit.a;
-    const a = cell.kind === 'markdown' ? { defs: [], refs: [] } : analyzeCell(cell.kind, cellSource(cell), cell.name);
+    const a = cell.kind === 'markdown' ? { defs: [], refs: [] } : analyzeCell(cell.kind, this.source(cell).src, cell.name);
     this.analyses.set(cell.id, { hash, kind: cell.kind, a });
     return a;
   }
@@ -414,7 +441,7 @@ export class WorkspaceKernel {
       for (const { cell, request } of reqs) {
         ackRequest(this.doc, cell, request.id, KERNEL_ORIGIN);
         if (!isRunnableCell(cell)) continue; // e.g. an imported Python cell: nothing to run
-        const hash = sourceHash(runSource(cell));
+        const { hash } = this.source(cell);
         if (this.queue.some((q) => q.cellId === cell.id)) continue; // queued: that run will use the newest source
         const r = this.running;
         if (r && r.item.cellId === cell.id && !r.cancelled) {
@@ -506,14 +533,14 @@ export class WorkspaceKernel {
 
   /** Records a run that could not start (structural error, failed input) with its reason. */
   private failWithoutRunning(cell: CellView, item: QueueItem, state: 'error' | 'cancelled', message: string, name = 'Error'): void {
-    const src = runSource(cell);
+    const source = this.source(cell);
     this.writes.now(() => {
-      const run = startExec(this.doc, cell, this.execInfo(item, src, false), KERNEL_ORIGIN);
+      const run = startExec(this.doc, cell, this.execInfo(item, source, false), KERNEL_ORIGIN);
       finishExec(run, { state, reason: message, outputs: [{ type: 'error', name, message }] }, KERNEL_ORIGIN);
     });
   }
 
-  private execInfo(item: QueueItem, src: string, counted: boolean) {
+  private execInfo(item: QueueItem, { run: src, hash }: CellSourceParts, counted: boolean) {
     return {
       runId: item.runId,
       requestId: item.requestId,
@@ -522,7 +549,7 @@ export class WorkspaceKernel {
       count: counted ? ++this.count : this.count,
       generation: this.generation,
       startedAt: this.clock.now(),
-      sourceHash: sourceHash(src),
+      sourceHash: hash,
       source: src.length > 64 * 1024 ? src.slice(0, 64 * 1024) : src,
       defines: [],
     };
@@ -629,7 +656,7 @@ export class WorkspaceKernel {
   private sqlQuery(cell: CellView, g: NotebookGraph, name: string | undefined, params: Record<string, unknown>): SqlQuery {
     // Materialise the result as a table only if an SQL cell reads it (CREATE TABLE AS costs a copy).
     const materialize = !!name && [...g.downstream.get(cell.id)!].some((d) => getCell(this.doc, d)?.kind === 'sql');
-    return { sql: cellSource(cell), params, name, maxRows: this.opts.limits.sqlRowsToJs, materialize };
+    return { sql: this.source(cell).src, params, name, maxRows: this.opts.limits.sqlRowsToJs, materialize };
   }
 
   /**
@@ -659,7 +686,7 @@ export class WorkspaceKernel {
   }
 
   private jsInput(cell: CellView, item: QueueItem, a: CellAnalysis, inputs: string[]): RunInput {
-    const src = cellSource(cell);
+    const { src } = this.source(cell);
     const key = `${inputs.join(',')}\n${src}`;
     let hit = this.compiled.get(cell.id);
     if (!hit || hit.key !== key) this.compiled.set(cell.id, (hit = { key, c: compileJsCell(src, a, inputs) }));
@@ -670,14 +697,14 @@ export class WorkspaceKernel {
   // running one cell
 
   private async runCell(cell: CellView, item: QueueItem): Promise<'ok' | 'failed' | 'cancelled'> {
-    const src = runSource(cell);
+    const source = this.source(cell);
     const a = this.analysis(cell);
     const kind = cell.kind === 'sql' ? 'sql' : 'code';
-    const running: Running = { item, hash: sourceHash(src), kind, cancelled: null };
+    const running: Running = { item, hash: source.hash, kind, cancelled: null };
     const generation = this.generation;
     this.running = running;
     this.writes.publishStatus();
-    const info = this.execInfo(item, src, true);
+    const info = this.execInfo(item, source, true);
     // The `running` state is written only if the run takes a while: a fast cell's start and end
     // travel as one update.
     let run: Y.Map<unknown> | null = null;
