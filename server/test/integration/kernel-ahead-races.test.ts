@@ -98,6 +98,24 @@ describe('JavaScript cells sent ahead: races', () => {
   }, 30_000);
 });
 
+describe('a run cancelled before the runner started it', () => {
+  it('never runs (it would hold up the run that replaced it, after a batch cell the runner was still finishing)', async () => {
+    const rt = new JsRuntime({ cwd: tmpDir(), memoryMb: 256, timeoutMs: 20_000, maxFrameBytes: 1 << 20 });
+    runtimes.push(rt);
+    await rt.start();
+    expect((await rt.run(cell('const warm = 1;'), noStream)).ok).toBe(true);
+    await freeze(rt.pid!); // busy elsewhere: it has not read the run yet
+    const superseded = rt.run(cell('const marker = 1;'), noStream);
+    await new Promise((r) => setImmediate(r)); // sent
+    rt.cancel((rt as any).run_.runId);
+    expect((await superseded).cancelled).toBe(true);
+    const next = rt.run(cell('const y = 2; y'), noStream);
+    process.kill(rt.pid!, 'SIGCONT');
+    expect(shown(await next)).toContain('2');
+    expect((await rt.get(['marker'])).missing).toEqual(['marker']);
+  }, 30_000);
+});
+
 describe('SQL cells sent ahead: races', () => {
   const sql = (text: string, name: string, materialize = true): SqlQuery => ({ sql: text, params: {}, name, maxRows: 100, materialize });
   const rowsOf = (o: SqlOutcome) => (o.ok ? o.rows : o.error.message);

@@ -22,6 +22,7 @@ const enqueue = (fn) => (runs = runs.then(fn, fn));
 // they start (their message may still wait in the queue).
 const offBatches = new Map();
 let interruptFor = null; // a run interrupted before it started
+let cancelledFor = null; // a run cancelled (superseded) before it started
 const write = (msg) => process.stdout.write(encodeFrame(msg));
 
 let streamed = 0;
@@ -138,6 +139,12 @@ function cellError(e, filename, shifts) {
 /** Runs one cell; resolves true when it finished without an error. */
 async function run(msg) {
   const { runId, code, inputs, filename, shifts, timeoutMs, watchdog, quiet } = msg;
+  // Cancelled before it started (it waited behind a batch's last cell): the supervisor has
+  // already given up on it; running it anyway would hold up the run that replaced it.
+  if (cancelledFor === runId) {
+    cancelledFor = null;
+    return false;
+  }
   if (interruptFor === runId) {
     interruptFor = null;
     write({ type: 'error', runId, error: { type: 'error', name: 'Interrupted', message: 'the run was stopped before it started' } });
@@ -243,7 +250,7 @@ function onMessage(msg) {
       if (current && current.runId === msg.runId) {
         current.cancelled = true;
         current.resolveCancel?.();
-      }
+      } else cancelledFor = msg.runId; // still waiting behind another run (or ended: then never seen again)
       return;
     case 'cancel-batch':
       offBatches.set(msg.batchId, Math.min(offBatches.get(msg.batchId) ?? Infinity, Number.isInteger(msg.from) ? msg.from : 0));
