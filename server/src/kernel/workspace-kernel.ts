@@ -105,6 +105,12 @@ interface Running {
   cancelled: string | null;
 }
 
+/** The names a cell reads that other cells define, and those of them more than one cell defines. */
+function inputsOf(a: CellAnalysis, g: NotebookGraph): { inputs: string[]; duplicated: string[] } {
+  const inputs = a.refs.filter((r) => g.definers.has(r) && !a.defs.includes(r));
+  return { inputs, duplicated: inputs.filter((r) => g.definers.get(r)!.length > 1) };
+}
+
 const STREAM_FLUSH_MS = 100;
 /** Most trivial cells sent to the runner ahead in one batch. */
 const AHEAD_MAX_CELLS = 256;
@@ -603,53 +609,52 @@ export class WorkspaceKernel {
    */
   private sendAhead(cell: CellView, item: QueueItem, g: NotebookGraph, failed: ReadonlySet<string>): void {
     if (this.opts.runAhead === false) return;
-    if (cell.kind === 'sql') return this.sendSqlAhead(cell, g, failed);
+    if (cell.kind === 'sql') return this.sendSqlAhead(cell, item, g, failed);
     if (!this.js.runAhead || this.js.expecting) return;
-    const first = this.trivialRun(cell, item, g);
-    if (!first) return;
-    const batch = [first];
-    this.aheadRuns = new Map([[first.runId, cell.id]]);
+    const batch = this.batchFrom(cell, item, g, failed, (c, it) => this.trivialRun(c, it, g));
+    if (!batch.length) return;
+    this.aheadRuns = new Map(batch.map(({ entry, cellId }) => [entry.runId, cellId]));
+    this.js.runAhead(batch.map((b) => b.entry));
+  }
+
+  /**
+   * `cell` and the queued cells after it, as long as `entry` makes something of each (and none
+   * has a graph error or a failed input): what one batch sent ahead holds.
+   */
+  private batchFrom<T>(cell: CellView, item: QueueItem, g: NotebookGraph, failed: ReadonlySet<string>, entry: (c: CellView, item: QueueItem) => T | null): Array<{ entry: T; cellId: string }> {
+    const first = entry(cell, item);
+    if (!first) return [];
+    const batch = [{ entry: first, cellId: cell.id }];
     for (const next of this.queue) {
       if (batch.length >= AHEAD_MAX_CELLS) break;
       const c = getCell(this.doc, next.cellId);
       if (!c || g.errors.has(c.id) || [...g.upstream.get(c.id) ?? []].some((u) => failed.has(u))) break;
-      const r = this.trivialRun(c, next, g);
-      if (!r) break;
-      batch.push(r);
-      this.aheadRuns.set(r.runId, c.id);
+      const e = entry(c, next);
+      if (!e) break;
+      batch.push({ entry: e, cellId: c.id });
     }
-    this.js.runAhead(batch);
+    return batch;
   }
 
   /**
    * The same for SQL cells without parameters (sql-runtime.ts, queryAhead): consecutive queued SQL
    * cells go to the worker as one batch; each is still run and recorded in turn by runCell.
    */
-  private sendSqlAhead(cell: CellView, g: NotebookGraph, failed: ReadonlySet<string>): void {
+  private sendSqlAhead(cell: CellView, item: QueueItem, g: NotebookGraph, failed: ReadonlySet<string>): void {
     if (!this.sql.queryAhead || this.sql.expecting) return;
-    const first = this.plainQuery(cell, g);
-    if (!first) return;
-    const batch = [{ ...first, tag: cell.id }];
-    for (const next of this.queue) {
-      if (batch.length >= AHEAD_MAX_CELLS) break;
-      const c = getCell(this.doc, next.cellId);
-      if (!c || g.errors.has(c.id) || [...g.upstream.get(c.id) ?? []].some((u) => failed.has(u))) break;
-      const q = this.plainQuery(c, g);
-      if (!q) break;
-      batch.push({ ...q, tag: c.id });
-    }
-    this.sql.queryAhead(batch);
+    const uploaded = new Set(listTables(this.doc).map((t) => t.name));
+    const batch = this.batchFrom(cell, item, g, failed, (c) => this.plainQuery(c, g, uploaded));
+    if (batch.length) this.sql.queryAhead(batch.map(({ entry, cellId }) => ({ ...entry, tag: cellId })));
   }
 
   /** What an SQL cell without parameters sends its worker (null: not such a cell, or it cannot run as it is). */
-  private plainQuery(cell: CellView, g: NotebookGraph): SqlQuery | null {
+  private plainQuery(cell: CellView, g: NotebookGraph, uploaded: ReadonlySet<string>): SqlQuery | null {
     if (cell.kind !== 'sql' || !isRunnableCell(cell)) return null;
     const a = this.analysis(cell);
     if (a.error || a.params?.length) return null;
     const name = cell.name && a.defs.includes(cell.name) ? cell.name : undefined;
-    if (name && listTables(this.doc).some((t) => t.name === name)) return null;
-    const refs = a.refs.filter((r) => g.definers.has(r) && !a.defs.includes(r));
-    if (refs.some((r) => g.definers.get(r)!.length > 1)) return null;
+    if (name && uploaded.has(name)) return null;
+    if (inputsOf(a, g).duplicated.length) return null;
     return this.sqlQuery(cell, g, name, {});
   }
 
@@ -680,9 +685,8 @@ export class WorkspaceKernel {
     if (cell.kind !== 'code' || !isRunnableCell(cell)) return null;
     const a = this.analysis(cell);
     if (a.error || a.mayLoop !== false) return null;
-    const inputs = a.refs.filter((r) => g.definers.has(r) && !a.defs.includes(r));
-    if (inputs.some((r) => g.definers.get(r)!.length > 1)) return null;
-    return this.jsInput(cell, item, a, inputs);
+    const { inputs, duplicated } = inputsOf(a, g);
+    return duplicated.length ? null : this.jsInput(cell, item, a, inputs);
   }
 
   private jsInput(cell: CellView, item: QueueItem, a: CellAnalysis, inputs: string[]): RunInput {
@@ -735,8 +739,7 @@ export class WorkspaceKernel {
 
     let outcome: RunOutcome;
     const g = this.graph();
-    const inputs = a.refs.filter((r) => g.definers.has(r) && !a.defs.includes(r));
-    const duplicated = inputs.filter((r) => g.definers.get(r)!.length > 1);
+    const { inputs, duplicated } = inputsOf(a, g);
     if (a.error) outcome = { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'SyntaxError', message: a.error.message, line: a.error.line, column: a.error.column } };
     else if (duplicated.length) outcome = { ok: false, defines: [], outputs: [], error: { type: 'error', name: 'ReferenceError', message: `${duplicated.join(', ')} ${duplicated.length > 1 ? 'are' : 'is'} defined by more than one cell` } };
     else if (kind === 'code') outcome = await this.js.run(this.jsInput(cell, item, a, inputs), onStream);
