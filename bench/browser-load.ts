@@ -1,24 +1,36 @@
 /// <reference lib="dom" />
 /**
  * Browser load of a 1,000-cell workspace, and of a 10,000-cell one (20 lines per cell plus a small
- * output entry; every fifth cell markdown): time from
- * navigation start until the first cell is visible, until the first editable editor is mounted
- * (interactive; a keystroke into it is then checked, untimed), and until the document is synced
- * from the server. Cold (fresh browser
- * context, empty IndexedDB) and warm (reload, IndexedDB filled). Prints p50 / max over runs.
+ * output entry; every fifth cell markdown): time from navigation start until the first cell is
+ * visible (the first screen's text counts: a person can read it), until the first editable editor
+ * is mounted (interactive; a keystroke into it is then checked, untimed), and until the document
+ * is synced from the server. Cold (fresh browser context, empty IndexedDB) and warm (reload,
+ * IndexedDB filled).
  *
- *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000]
+ * Side by side in one run, alternating (speed issue, gap 3): `fast` is Plexus as shipped (index.html
+ * asks for the workspace and its first screen before the bundle loads, the notebook shows the
+ * first screen until the document has synced); `baseline` opens the old way
+ * (`localStorage['plexus.fastOpen'] = '0'`: the workspace call after the bundle, nothing before
+ * the sync). Two server states: `idle` (nobody has the workspace open: the server loads it from
+ * storage first; every cold run waits until the server has unloaded it) and `open` (another client
+ * holds it open, as in a meeting). Prints p50 / max over runs.
+ *
+ *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline]
  */
 import path from 'node:path';
+import os from 'node:os';
 import { chromium } from '@playwright/test';
 import type * as Y from 'yjs';
 import { loadConfig } from '@plexus/server/config';
 import { startServer } from '@plexus/server/app';
-import { startChildServer, tmpDir } from '@plexus/testkit';
+import { hocuspocusClient, startChildServer, tmpDir, waitFor } from '@plexus/testkit';
 import { fillNotebook } from './fixtures.ts';
 
 const RUNS = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 5);
-const SIZES = (process.argv.find((a) => a.startsWith('--cells='))?.split('=')[1] ?? '1000,10000').split(',').map(Number);
+const arg = (name: string, dflt: string) => (process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt).split(',');
+const SIZES = arg('cells', '1000,10000').map(Number);
+const SERVER_STATES = arg('server', 'idle,open') as Array<'idle' | 'open'>;
+const MODES = arg('modes', 'fast,baseline') as Array<'fast' | 'baseline'>;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -47,67 +59,98 @@ async function main() {
   const dir = tmpDir('plexus-bench-browser-');
   const ids = await buildFixture(dir);
   const server = await startChildServer(dir, { PLEXUS_CLIENT_DIR: new URL('../client/dist', import.meta.url).pathname });
+  console.log(`browser load, ${RUNS} runs per case, headless Chromium; load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   try {
-    for (const CELLS of SIZES) await measureSize(server, CELLS, ids.get(CELLS)!);
+    for (const CELLS of SIZES) for (const state of SERVER_STATES) await measureSize(server, CELLS, ids.get(CELLS)!, state);
   } finally {
     await server.kill('SIGTERM');
   }
+  console.log(`load average at end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 }
 
-async function measureSize(server: Awaited<ReturnType<typeof startChildServer>>, CELLS: number, ws: string): Promise<void> {
-  {
-    const browser = await chromium.launch({
-      executablePath: process.env.PLEXUS_CHROMIUM ?? '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+type Server = Awaited<ReturnType<typeof startChildServer>>;
+
+/** Until the server has no document open (a cold run starts from storage). */
+async function serverIdle(server: Server): Promise<void> {
+  await waitFor(async () => ((await (await fetch(`${server.url}/api/health`)).json()) as { openDocuments: number }).openDocuments === 0, { timeout: 120_000, interval: 100, message: 'documents unloaded' });
+}
+
+interface Sample {
+  visible: number;
+  interactive: number;
+  synced: number;
+}
+
+async function measureSize(server: Server, CELLS: number, ws: string, state: 'idle' | 'open'): Promise<void> {
+  // `open`: another person has the workspace open for the whole case.
+  const holder = state === 'open' ? hocuspocusClient(server.url, ws, server.ownerToken) : null;
+  if (holder) await holder.synced;
+  const browser = await chromium.launch({
+    executablePath: process.env.PLEXUS_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const url = `${server.url}/w/${ws}?token=${server.ownerToken}`;
+  const measure = async (page: import('@playwright/test').Page): Promise<Sample> => {
+    await page.waitForSelector('[data-testid=cell], [data-testid=first-screen-cell]', { timeout: 120_000 });
+    await page.waitForSelector('.cm-content[contenteditable=true]', { timeout: 120_000 });
+    // Interactive: the first editable editor is in the page (time taken by the observer); check
+    // that it really takes a keystroke into the document, outside the timing.
+    const { visible, interactive } = await page.evaluate(() => {
+      const w = window as unknown as { __firstCell: number; __firstEditor: number };
+      return { visible: w.__firstCell, interactive: w.__firstEditor };
     });
-    const url = `${server.url}/w/${ws}?token=${server.ownerToken}`;
-    const measure = async (page: import('@playwright/test').Page) => {
-      await page.waitForSelector('[data-testid=cell]', { timeout: 60_000 });
-      const visible = await page.evaluate(() => (window as unknown as { __firstCell?: number }).__firstCell ?? performance.now());
-      await page.waitForSelector('.cm-content[contenteditable=true]', { timeout: 60_000 });
-      // Interactive: the first editable editor is in the page (time taken by the observer); check
-      // that it really takes a keystroke into the document, outside the timing.
-      const interactive = await page.evaluate(() => (window as unknown as { __firstEditor: number }).__firstEditor);
-      const editor = page.locator('.cm-content').first();
-      await editor.click();
-      await page.keyboard.type('x');
-      await page.waitForFunction(() => {
-        const doc = (window as unknown as { __plexus?: { doc: Y.Doc } }).__plexus?.doc;
-        return !!doc && [...doc.getMap<Y.Map<unknown>>('cells').values()].some((c) => String(c.get('source')).includes('x'));
-      });
-      const synced = await page.evaluate(() => performance.getEntriesByName('plexus:server-synced')[0]?.startTime ?? NaN);
-      return { visible, interactive, synced };
-    };
-    const initScript = () => {
-      const w = window as unknown as { __firstCell?: number; __firstEditor?: number };
-      new MutationObserver((_m, obs) => {
-        if (w.__firstCell === undefined && document.querySelector('[data-testid=cell]')) w.__firstCell = performance.now();
-        if (w.__firstEditor === undefined && document.querySelector('.cm-content[contenteditable=true]')) w.__firstEditor = performance.now();
-        if (w.__firstCell !== undefined && w.__firstEditor !== undefined) obs.disconnect();
-      }).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ['contenteditable'] });
-    };
-    const cold: Array<Awaited<ReturnType<typeof measure>>> = [];
-    const warm: Array<Awaited<ReturnType<typeof measure>>> = [];
-    for (let r = 0; r < RUNS; r++) {
+    const editor = page.locator('.cm-content').first();
+    await editor.click();
+    await page.keyboard.type('x');
+    await page.waitForFunction(() => {
+      const doc = (window as unknown as { __plexus?: { doc: Y.Doc } }).__plexus?.doc;
+      return !!doc && [...doc.getMap<Y.Map<unknown>>('cells').values()].some((c) => String(c.get('source')).includes('x'));
+    });
+    const synced = await page.evaluate(() => performance.getEntriesByName('plexus:server-synced')[0]?.startTime ?? NaN);
+    return { visible, interactive, synced };
+  };
+  const initScript = (mode: 'fast' | 'baseline') => {
+    if (mode === 'baseline') localStorage.setItem('plexus.fastOpen', '0');
+    const w = window as unknown as { __firstCell?: number; __firstEditor?: number };
+    new MutationObserver((_m, obs) => {
+      if (w.__firstCell === undefined && document.querySelector('[data-testid=cell], [data-testid=first-screen-cell]')) w.__firstCell = performance.now();
+      if (w.__firstEditor === undefined && document.querySelector('.cm-content[contenteditable=true]')) w.__firstEditor = performance.now();
+      if (w.__firstCell !== undefined && w.__firstEditor !== undefined) obs.disconnect();
+    }).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ['contenteditable'] });
+  };
+  const results = new Map(MODES.map((m) => [m, { cold: [] as Sample[], warm: [] as Sample[] }]));
+  for (let r = 0; r < RUNS; r++) {
+    // Alternate which mode goes first, so neither always follows the other.
+    const order = r % 2 === 0 ? MODES : [...MODES].reverse();
+    for (const mode of order) {
+      if (state === 'idle') await serverIdle(server);
       const ctx = await browser.newContext();
-      await ctx.addInitScript(initScript);
+      await ctx.addInitScript(initScript, mode);
       const page = await ctx.newPage();
       await page.goto(url);
-      cold.push(await measure(page));
+      results.get(mode)!.cold.push(await measure(page));
       await page.reload();
-      warm.push(await measure(page));
+      results.get(mode)!.warm.push(await measure(page));
       await ctx.close();
     }
-    await browser.close();
-    const row = (name: string, xs: Array<{ visible: number; interactive: number; synced: number }>) =>
+  }
+  await browser.close();
+  holder?.destroy();
+  const p50 = (xs: Sample[], k: keyof Sample) => pct(xs.map((x) => x[k]), 50);
+  const max = (xs: Sample[], k: keyof Sample) => Math.max(...xs.map((x) => x[k]));
+  console.log(`\n${CELLS} cells, server ${state === 'idle' ? 'idle (loads the workspace from storage)' : 'has the workspace open'} — ms from navigation start, p50 (max)`);
+  console.log('mode      cache  first cell visible   interactive        server synced');
+  for (const cache of ['cold', 'warm'] as const) {
+    for (const mode of MODES) {
+      const xs = results.get(mode)![cache];
       console.log(
-        `${name.padEnd(5)}  first cell visible p50 ${pct(xs.map((x) => x.visible), 50).toFixed(0)} ms (max ${Math.max(...xs.map((x) => x.visible)).toFixed(0)})` +
-          `  interactive p50 ${pct(xs.map((x) => x.interactive), 50).toFixed(0)} ms (max ${Math.max(...xs.map((x) => x.interactive)).toFixed(0)})` +
-          `  server-synced p50 ${pct(xs.map((x) => x.synced), 50).toFixed(0)} ms`,
+        `${mode.padEnd(9)} ${cache.padEnd(5)}  ${`${p50(xs, 'visible').toFixed(0)} (${max(xs, 'visible').toFixed(0)})`.padEnd(19)}  ${`${p50(xs, 'interactive').toFixed(0)} (${max(xs, 'interactive').toFixed(0)})`.padEnd(17)}  ${p50(xs, 'synced').toFixed(0)}`,
       );
-    console.log(`browser load of ${CELLS} cells (times from navigation start, ${RUNS} runs, headless Chromium)`);
-    row('cold', cold);
-    row('warm', warm);
+    }
+    if (MODES.length === 2) {
+      const [a, b] = MODES.map((m) => results.get(m)![cache]) as [Sample[], Sample[]];
+      console.log(`ratio ${MODES[0]}/${MODES[1]} ${cache}: first cell ${(p50(a, 'visible') / p50(b, 'visible')).toFixed(2)}, interactive ${(p50(a, 'interactive') / p50(b, 'interactive')).toFixed(2)}`);
+    }
   }
 }
 

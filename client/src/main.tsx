@@ -6,6 +6,8 @@ import { App } from './app/App.tsx';
 import './styles.css';
 
 captureTokenFromUrl();
+// From here the bundle draws the page: index.html's early first screen must not start drawing now.
+if (window.__plexusEarly) window.__plexusEarly.booted = true;
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

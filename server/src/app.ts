@@ -27,6 +27,7 @@ import { PlexusSocket } from './collab/socket.ts';
 import { Workspaces } from './workspaces.ts';
 import { requestHandler } from './http/request-handler.ts';
 import { upgradeHandler } from './http/upgrade.ts';
+import { OpeningReads } from './http/opening-reads.ts';
 import { sampleVolume } from './http/volume-api.ts';
 import { Volumes } from './volumes/volume-store.ts';
 import { registerServerDir } from './http/respond.ts';
@@ -325,6 +326,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const publicUrl = (req: IncomingMessage) => config.publicUrl ?? `http://${req.headers.host ?? `localhost:${config.port}`}`;
   const volumeRoute = { volumes, signer, log, store, public: config.publicVolumes, corsOrigins: config.volumesCorsOrigins, publicUrl };
   const volumeApi = { volumes, maxSampleVoxels: config.maxSampleVoxels, publicUrl };
+  const openingReads = new OpeningReads(() => hocuspocus, log);
   const handle = requestHandler({
       api: {
         signer, workspaces, log, store, volumeApi, library, version: VERSION, started, publicUrl, nodeId: config.ops.nodeId, isDraining: () => drainState.draining,
@@ -363,6 +365,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
           occupiedWorkspaces: () => (cluster ? cluster.occupancy.all() : localOccupied()),
           kernelProcesses: kernels && kernelTokenFile ? { calls: kernelCalls, leaseToken: (ws, runner) => kernelLeaseToken(signer, ws, runner), kernelDir: kernels.kernelDir } : null,
         },
+        openingReads,
         notebook: {
           hocuspocus, kernels, jobs, recordings,
           upload: { maxBytes: config.uploadMaxBytes, timeoutMs: config.uploadTimeoutMs, memoryMb: config.sqlMemoryMb },
@@ -414,6 +417,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     (closing ??= (async () => {
       ready = false;
       log.info('shutting down: flushing documents');
+      await openingReads.close();
       stopGenerating.abort();
       await demoSeeding;
       await jobs?.close().catch((e) => log.error('stopping analysis jobs failed', { err: e }));
@@ -440,6 +444,8 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     (draining ??= (async () => {
       log.info('draining: refusing new clients', { inFlight: drainState.requestsInFlight, limitMs: config.ops.drainMs });
       const finishing = drainState.start(config.ops.drainMs);
+      // Documents held for a socket that may never come: let them unload with the rest.
+      await openingReads.close();
       // Several nodes: clients move now (their workspaces unload here, their leases go back, and
       // the node they reconnect to takes them), not after the HTTP requests in flight.
       if (cluster) void closeSockets(wss.clients, CloseCodes.ServerDraining, SOCKET_CLOSE_MS);

@@ -25,6 +25,7 @@ export * from './notebook/jupyter.ts';
 export * from './notebook/ipynb.ts';
 export * from './notebook/report.ts';
 export * from './notebook/chart-images.ts';
+export * from './notebook/first-screen.ts';
 export * from './agent/index.ts';
 export * from './analysis/jobs.ts';
 export * from './analysis/roi-view.ts';

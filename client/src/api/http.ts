@@ -40,17 +40,24 @@ export async function apiRequest<T>(path: string, { method = 'GET', body, token,
     if ((e as Error).name === 'AbortError') throw e;
     throw new ApiError(0, 'network', 'Cannot reach the Plexus server. Is it running?');
   }
-  if (res.status === 204) return undefined as T;
-  const text = await res.text();
+  return readApiAnswer<T>(res.status, await res.text(), res.statusText);
+}
+
+/**
+ * A response's status and body as `apiRequest` reads them: the value, or the server's
+ * `{ error, message }` as an ApiError. Also for answers fetched before the bundle ran (fastOpen.ts).
+ */
+export function readApiAnswer<T>(status: number, text: string, statusText = ''): T {
+  if (status === 204) return undefined as T;
   let data: unknown = null;
   try {
     data = text ? JSON.parse(text) : null;
   } catch {
     // Not JSON (a proxy error page, say): fall through to a generic message below.
   }
-  if (!res.ok) {
+  if (status < 200 || status >= 300) {
     const err = (data ?? {}) as { error?: string; message?: string };
-    throw new ApiError(res.status, err.error ?? `http-${res.status}`, err.message ?? `Request failed (${res.status} ${res.statusText})`);
+    throw new ApiError(status, err.error ?? `http-${status}`, err.message ?? `Request failed (${[status, statusText].filter(Boolean).join(' ')})`);
   }
   return data as T;
 }

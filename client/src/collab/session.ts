@@ -27,12 +27,13 @@ import { decodeClaims } from '../api/tokens.ts';
 import type { Workspace } from '../api/workspaces.ts';
 import type { LocalUser } from '../state/user.ts';
 import { classifyAuthFailure, classifyProblem, type SessionProblem } from './problems.ts';
+import { markLocalCopy } from './localCopies.ts';
 
 export type ConnectionStatus = 'connected' | 'connecting' | 'offline';
 
 export interface SessionSnapshot {
   status: ConnectionStatus;
-  /** The document has content to show: synced from the server, or restored from IndexedDB. */
+  /** The document has content to show: synced from the server, fetched while opening, or restored from IndexedDB. */
   ready: boolean;
   /** Synced with the server at least once in this session. */
   serverSynced: boolean;
@@ -47,6 +48,8 @@ const RESET_GUARD_KEY = 'plexus.lastReset';
 /** Back-off for rejoining a document the server closed while the socket stayed open. */
 const REJOIN_MIN_MS = 1000;
 const REJOIN_MAX_MS = 30_000;
+/** Longest the socket waits for the document fetched while opening before it connects anyway. */
+const EARLY_STATE_WAIT_MS = 15_000;
 
 /**
  * This person's presence, built exactly as the server stamps it (`stampPresenceUser`): the id under
@@ -78,17 +81,24 @@ export class WorkspaceSession {
   private listeners = new Set<() => void>();
   private wsStatus: 'connecting' | 'connected' | 'disconnected' = 'connecting';
   private idbSynced = false;
+  /** The document fetched while opening has been applied (content to show before the sync). */
+  private stateApplied = false;
   private destroyed = false;
   private offlineTimer: ReturnType<typeof setTimeout>;
   private rejoinTimer: ReturnType<typeof setTimeout> | undefined;
   private rejoinDelay = REJOIN_MIN_MS;
+  private earlyStateTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly workspace: Workspace,
     readonly role: Role,
     token: string,
     user: LocalUser,
+    /** The document as the server had it a moment ago (`GET …/state`), applied when it comes unless the socket has synced first. */
+    initialState: Promise<Uint8Array | null> | null = null,
   ) {
+    // Marks for performance measurements (DevTools, bench/browser-load.ts): when the session began.
+    performance.mark('plexus:session-start');
     this.origin = userOrigin(user.id, user.name);
     this.awareness = new Awareness(this.doc);
     // Presence is set before the provider exists so the very first awareness message already
@@ -114,6 +124,12 @@ export class WorkspaceSession {
       token,
       document: this.doc,
       awareness: this.awareness,
+      // With a document fetched while opening, the socket connects once it is applied: its sync
+      // then says "I have all this" and the server sends only what changed since, instead of the
+      // whole document a second time.
+      // (The provider hands its configuration to the socket it creates, which reads this; the
+      // provider's own type does not list it.)
+      ...({ autoConnect: initialState === null } as object),
     });
     this.provider.on('status', ({ status }: { status: 'connecting' | 'connected' | 'disconnected' }) => {
       this.wsStatus = status;
@@ -122,6 +138,8 @@ export class WorkspaceSession {
     this.provider.on('authenticated', () => this.update());
     this.provider.on('synced', () => {
       performance.mark('plexus:server-synced');
+      // Viewers' copies are kept apart (':view'); only an editor's copy spares the early fetch.
+      if (role !== 'viewer') markLocalCopy(workspace.id, true);
       this.rejoinDelay = REJOIN_MIN_MS;
       // A transient refusal has healed: drop its notice.
       const healed = this.snap.problem?.action === 'notice' && this.snap.problem.reason !== 'read-only';
@@ -147,6 +165,29 @@ export class WorkspaceSession {
       console.error('Plexus: a change made in this tab breaks the workspace document schema; the server will refuse it', v);
     });
     this.offlineTimer = setTimeout(() => this.update(true), OFFLINE_READY_MS);
+    if (initialState) {
+      // Applied as if it came through the provider (that origin): the provider never sends it back,
+      // which matters for viewers, whose socket may not write; undo does not track it.
+      const connect = () => {
+        clearTimeout(this.earlyStateTimer);
+        if (!this.destroyed && !this.provider.configuration.websocketProvider.shouldConnect) void this.provider.connect();
+      };
+      // A request that hangs must not keep the socket closed.
+      this.earlyStateTimer = setTimeout(connect, EARLY_STATE_WAIT_MS);
+      void initialState.then((state) => {
+        if (state && !this.destroyed && !this.provider.isSynced) {
+          try {
+            Y.applyUpdate(this.doc, state, this.provider);
+            performance.mark('plexus:state-applied');
+            this.stateApplied = true;
+            this.update();
+          } catch (e) {
+            console.warn('Plexus: the document fetched while opening could not be applied; the sync will bring it', e);
+          }
+        }
+        connect();
+      }, connect);
+    }
   }
 
   subscribe = (cb: () => void): (() => void) => {
@@ -165,7 +206,10 @@ export class WorkspaceSession {
     if (this.destroyed) return;
     if (p.action === 'fatal') this.provider.disconnect();
     // The local copy holds a change the server refused: discard it so a reload starts clean.
-    if (p.reason === 'read-only') void this.idb.clearData();
+    if (p.reason === 'read-only') {
+      markLocalCopy(this.workspace.id, false);
+      void this.idb.clearData();
+    }
     if (p.action === 'reset-local') void this.resetLocal();
     if (p.action === 'notice') this.scheduleRejoin();
     this.update(false, p);
@@ -201,6 +245,7 @@ export class WorkspaceSession {
     }
     sessionStorage.setItem(RESET_GUARD_KEY, String(Date.now()));
     try {
+      markLocalCopy(this.workspace.id, false);
       await this.idb.clearData();
     } finally {
       window.location.reload();
@@ -221,7 +266,7 @@ export class WorkspaceSession {
     const hasContent = roots(this.doc).meta.size > 0 || roots(this.doc).cells.size > 0;
     // An empty local copy is not worth showing while the server may still answer.
     const ready =
-      prev.ready || serverSynced || (this.idbSynced && (hasContent || offlineTimeout || status === 'offline' || fatal));
+      prev.ready || serverSynced || this.stateApplied || (this.idbSynced && (hasContent || offlineTimeout || status === 'offline' || fatal));
     const next: SessionSnapshot = { status, ready, serverSynced, problem: problem ?? prev.problem };
     if (
       next.status !== prev.status ||
@@ -245,6 +290,7 @@ export class WorkspaceSession {
     this.destroyed = true;
     clearTimeout(this.offlineTimer);
     clearTimeout(this.rejoinTimer);
+    clearTimeout(this.earlyStateTimer);
     this.undoManager.destroy();
     this.provider.destroy();
     void this.idb.destroy();

@@ -23,6 +23,17 @@ declare global {
   }
 }
 
+/** Longest the viewer waits for an idle main thread before it starts anyway. */
+const VIEWER_START_WAIT_MS = 1500;
+
+/** Resolves when the browser is idle (or after `timeout` ms). */
+function idle(timeout: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (typeof requestIdleCallback === 'function') requestIdleCallback(() => resolve(), { timeout });
+    else setTimeout(resolve, 0);
+  });
+}
+
 export function ViewerPanel({ token }: { token: string }) {
   const session = useSession();
   const user = useLocalUser((s) => s.user);
@@ -44,6 +55,10 @@ export function ViewerPanel({ token }: { token: string }) {
       await waitForVolumes(localDatasets(sourceUrls(readViewerState(session.doc))), (w) => !disposed && setWaiting(w));
       if (disposed) return;
       setWaiting([]);
+      // The notebook first: building Neuroglancer takes the main thread for a while, and a page
+      // that has just opened should mount the editors people type into before it.
+      await idle(VIEWER_START_WAIT_MS);
+      if (disposed) return;
       const { NeuroglancerHost } = await import('./neuroglancerHost.ts');
       if (disposed) return;
       host = new NeuroglancerHost(container);

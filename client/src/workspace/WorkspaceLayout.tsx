@@ -23,6 +23,7 @@ import { AtlasPanel } from '../atlas/AtlasPanel.tsx';
 import { RosterPanel } from '../forks/RosterPanel.tsx';
 import { HistoryPanel } from '../history/HistoryPanel.tsx';
 import { PresenterBar } from '../presenter/PresenterBar.tsx';
+import { FirstScreenView, useFirstScreen } from '../notebook/FirstScreenView.tsx';
 
 /** True when a key event belongs to a text field or editor (its own undo, its own `?`). */
 const inEditable = (t: EventTarget | null) =>
@@ -31,6 +32,7 @@ const inEditable = (t: EventTarget | null) =>
 export function WorkspaceLayout({ token }: { token: string }) {
   const session = useSession();
   const snap = useSessionSnapshot();
+  const firstScreen = useFirstScreen();
   const ui = useUi();
   useRoiLayerSync(session);
 
@@ -87,6 +89,8 @@ export function WorkspaceLayout({ token }: { token: string }) {
               {ui.analysesOpen && <AnalysesPanel onClose={() => ui.setAnalysesOpen(false)} />}
               <Notebook />
             </DropZone>
+          ) : firstScreen ? (
+            <FirstScreenView screen={firstScreen} />
           ) : (
             <div className="loading">Loading workspace…</div>
           )}

@@ -3,7 +3,7 @@
  * session (Y.Doc + IndexedDB + Hocuspocus provider) for it.
  */
 import { useEffect, useState } from 'react';
-import type { Role } from '@plexus/shared';
+import type { FirstScreen, Role } from '@plexus/shared';
 import { agentTestHooks, type AgentTestHooks } from '../agent/testHooks.ts';
 import { ApiError } from '../api/http.ts';
 import { decodeClaims, forgetToken, linkTokenProblem, tokenFor } from '../api/tokens.ts';
@@ -16,6 +16,8 @@ import { CenteredPage } from '../ui/CenteredPage.tsx';
 import { NoAccessPage } from '../ui/NoAccessPage.tsx';
 import { WorkspaceLayout } from './WorkspaceLayout.tsx';
 import { HandoutPage } from '../forks/HandoutPage.tsx';
+import { fastOpenEnabled, firstScreenNow, loadEarlyState, loadFirstScreen, openWorkspace } from './fastOpen.ts';
+import { FirstScreenContext, FirstScreenView, useFirstScreen } from '../notebook/FirstScreenView.tsx';
 
 declare global {
   interface Window {
@@ -32,12 +34,21 @@ export function WorkspacePage({ id }: { id: string }) {
   const handout = !!(token && decodeClaims(token)?.handout);
   const [load, setLoad] = useState<Load>({ state: 'loading' });
   const [attempt, setAttempt] = useState(0);
+  // The notebook's first cells, shown until the document has synced (fastOpen.ts).
+  const [firstScreen, setFirstScreen] = useState<FirstScreen | null>(() => (token && !handout && fastOpenEnabled() ? firstScreenNow(token, id) : null));
+  // The whole document, fetched while the page opens (fastOpen.ts); the session applies it.
+  const [earlyState, setEarlyState] = useState<Promise<Uint8Array | null> | null>(null);
 
   useEffect(() => {
     if (!token || handout) return;
     const ctl = new AbortController();
     setLoad({ state: 'loading' });
-    getWorkspace(token, id, ctl.signal).then(
+    const fast = fastOpenEnabled();
+    if (fast) {
+      void loadFirstScreen(token, id).then((f) => !ctl.signal.aborted && setFirstScreen(f));
+      setEarlyState(loadEarlyState(token, id));
+    }
+    (fast ? openWorkspace : getWorkspace)(token, id, ctl.signal).then(
       (r) => setLoad({ state: 'ok', workspace: r.workspace, role: r.role }),
       (e: unknown) => {
         if (ctl.signal.aborted) return;
@@ -51,7 +62,8 @@ export function WorkspacePage({ id }: { id: string }) {
 
   if (!token) return <NoAccessPage reason={linkTokenProblem()} />;
   if (handout) return <HandoutPage id={id} token={token} />;
-  if (load.state === 'loading') return <CenteredPage title="Opening workspace…" testId="workspace-loading" />;
+  if (load.state === 'loading')
+    return firstScreen ? <FirstScreenView screen={firstScreen} /> : <CenteredPage title="Opening workspace…" testId="workspace-loading" />;
   if (load.state === 'error') {
     const e = load.error;
     if (e.isAuth) return <NoAccessPage reason={`The server refused your access token: ${e.message}`} />;
@@ -69,23 +81,30 @@ export function WorkspacePage({ id }: { id: string }) {
       </CenteredPage>
     );
   }
-  return <SessionView key={`${load.workspace.id}:${load.workspace.epoch}`} workspace={load.workspace} role={load.role} token={token} />;
+  return (
+    <FirstScreenContext.Provider value={firstScreen}>
+      <SessionView key={`${load.workspace.id}:${load.workspace.epoch}`} workspace={load.workspace} role={load.role} token={token} initialState={earlyState} />
+    </FirstScreenContext.Provider>
+  );
 }
 
-function SessionView({ workspace, role, token }: { workspace: Workspace; role: Role; token: string }) {
+function SessionView({ workspace, role, token, initialState }: { workspace: Workspace; role: Role; token: string; initialState: Promise<Uint8Array | null> | null }) {
   const [session, setSession] = useState<WorkspaceSession | null>(null);
   const user = useLocalUser((s) => s.user);
+  const firstScreen = useFirstScreen();
 
   // Created in an effect, never in render/useMemo: StrictMode mounts twice and must get two
   // independent sessions, the first one fully destroyed.
   useEffect(() => {
-    const s = new WorkspaceSession(workspace, role, token, useLocalUser.getState().user);
+    const s = new WorkspaceSession(workspace, role, token, useLocalUser.getState().user, initialState);
     setSession(s);
     window.__plexus = { doc: s.doc, provider: s.provider, awareness: s.awareness, role, session: s, agent: agentTestHooks(s) };
     return () => {
       if (window.__plexus?.session === s) delete window.__plexus;
       s.destroy();
     };
+    // initialState is read once, when the session starts (a later one would be the same document).
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [workspace, role, token]);
 
   // A rename of the local user reaches the others through presence.
@@ -93,7 +112,8 @@ function SessionView({ workspace, role, token }: { workspace: Workspace; role: R
     session?.setUser(user);
   }, [session, user]);
 
-  if (!session) return null;
+  // The session starts in the effect, after this first render: keep the first screen meanwhile.
+  if (!session) return firstScreen ? <FirstScreenView screen={firstScreen} /> : null;
   return (
     <SessionContext.Provider value={session}>
       <WorkspaceLayout token={token} />

@@ -25,6 +25,7 @@ import { handleLibraryApi } from './library-api.ts';
 import { handleAtlasApi } from './atlas-api.ts';
 import { handleServiceApi, type ServiceApiDeps } from './service-api.ts';
 import { handleHistoryApi, type HistoryApiDeps } from './history-api.ts';
+import type { OpeningReads } from './opening-reads.ts';
 
 export interface ApiDeps {
   signer: TokenSigner;
@@ -57,6 +58,8 @@ export interface ApiDeps {
   history: HistoryApiDeps;
   /** What the server can do for maps (`GET /api/config`): never a service's address or key. */
   atlas: AtlasServerConfig;
+  /** What a browser reads while it opens a workspace: first screen, state (opening-reads.ts). */
+  openingReads: OpeningReads;
 }
 
 function bearer(req: IncomingMessage, url: URL): string | null {
@@ -161,6 +164,20 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         res.writeHead(204).end();
         return true;
       }
+    } else if (parts.length === 3 && (parts[2] === 'first-screen' || parts[2] === 'state') && method === 'GET') {
+      // Read while a browser opens the workspace (opening-reads.ts).
+      await roleIn(deps, claims, id);
+      await deps.workspaces.get(id);
+      if (parts[2] === 'first-screen') {
+        // The notebook's first cells (null when the document does not load: the socket says why).
+        const cells = Number(url.searchParams.get('cells') ?? 0);
+        sendJson(res, 200, { firstScreen: await deps.openingReads.firstScreen(id, Number.isFinite(cells) ? cells : 0) });
+        return true;
+      }
+      const state = await deps.openingReads.state(id);
+      if (!state) throw new HttpError(409, 'document-unavailable', 'the workspace document cannot be loaded now; the collaboration socket says why');
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': state.byteLength, 'cache-control': 'no-store' }).end(state);
+      return true;
     } else if (parts.length >= 3 && ['uploads', 'data', 'results', 'export', 'import', 'jobs', 'recordings'].includes(parts[2]!)) {
       const role = await roleIn(deps, claims, id);
       const nb: NotebookApiDeps = { ...deps.notebook, requireWorkspace: async (w) => void (await deps.workspaces.get(w)) };

@@ -1,0 +1,128 @@
+/**
+ * What a browser reads while it opens a workspace (speed issue, gap 3; http/opening-reads.ts):
+ * `GET /api/workspaces/:id/first-screen`, the notebook's first cells to show while the document
+ * syncs, and `GET /api/workspaces/:id/state`, the whole document to apply before the socket has
+ * synced. Checked like every workspace route, read from the live document, null / 409 for a
+ * document that cannot load, and the document stays loaded for the socket that follows (the same
+ * document object, not a second load), then unloads; shutting down with a document held still
+ * flushes and stops.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { cellSource, createCell, listCells, setCellSource, userOrigin } from '@plexus/shared';
+import type { PlexusServer } from '../../src/app.ts';
+import { api, hocuspocusClient, startTestServer, storedDoc, tmpDir, waitFor } from '@plexus/testkit';
+
+let s: PlexusServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.close());
+
+/** A workspace with `n` code cells written by a real client, which then leaves (the document unloads). */
+async function workspace(server: PlexusServer, name: string, n: number): Promise<string> {
+  const id = (await api(server.url, server.ownerToken, 'POST', '/api/workspaces', { name })).json.workspace.id as string;
+  const c = hocuspocusClient(server.url, id, server.ownerToken);
+  await c.synced;
+  for (let i = 0; i < n; i++) createCell(c.doc, { kind: 'code', source: `cell${i} = ${i}`, author: 'a' }, userOrigin('a'));
+  await waitFor(() => c.provider.unsyncedChanges === 0, { message: 'ack' });
+  c.destroy();
+  await waitFor(() => !server.hocuspocus.documents.has(id), { message: 'unloaded' });
+  return id;
+}
+
+const firstScreen = (id: string, token: string | null, query = '') => api(s.url, token, 'GET', `/api/workspaces/${id}/first-screen${query}`);
+const state = (id: string, token: string | null) =>
+  fetch(`${s.url}/api/workspaces/${id}/state`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+
+describe('first screen', () => {
+  it('needs a token for this workspace, like every workspace route', async () => {
+    const id = await workspace(s, 'Guarded', 1);
+    const other = await workspace(s, 'Other', 1);
+    expect((await firstScreen(id, null)).status).toBe(401);
+    const elsewhere = s.signer.sign({ ws: other, role: 'editor', sub: 'u_x', ttlSeconds: 600 });
+    expect((await firstScreen(id, elsewhere)).status).toBe(403);
+    expect((await firstScreen('w_missing', s.ownerToken)).status).toBe(404);
+    const viewer = s.signer.sign({ ws: id, role: 'viewer', sub: 'u_v', ttlSeconds: 600 });
+    expect((await firstScreen(id, viewer)).json.firstScreen.cells.map((c: { source: string }) => c.source)).toEqual(['cell0 = 0']);
+    expect((await state(id, null)).status).toBe(401);
+    expect((await state(id, elsewhere)).status).toBe(403);
+    expect((await state(id, viewer)).status).toBe(200);
+    const handout = s.signer.sign({ ws: id, role: 'viewer', sub: 'link:handout', handout: true, ttlSeconds: 600 });
+    expect((await firstScreen(id, handout)).status).toBe(403);
+    expect((await state(id, handout)).status).toBe(403);
+  });
+
+  it('the state is the whole live document: a fresh doc that applies it holds what a synced client holds', async () => {
+    const id = await workspace(s, 'Whole', 25);
+    const c = hocuspocusClient(s.url, id, s.ownerToken);
+    await c.synced;
+    setCellSource(c.doc, listCells(c.doc)[3]!.id, 'changed = 3', userOrigin('a'));
+    await waitFor(() => c.provider.unsyncedChanges === 0, { message: 'ack' });
+    const r = await state(id, s.ownerToken);
+    expect(r.headers.get('content-type')).toBe('application/octet-stream');
+    const fresh = new Y.Doc();
+    Y.applyUpdate(fresh, new Uint8Array(await r.arrayBuffer()));
+    expect(listCells(fresh).map(cellSource)).toEqual(listCells(c.doc).map(cellSource));
+    expect(listCells(fresh)[3] && cellSource(listCells(fresh)[3]!)).toBe('changed = 3');
+    // Nothing is missing: the same state vector as the synced client's.
+    expect(Y.decodeStateVector(Y.encodeStateVector(fresh))).toEqual(Y.decodeStateVector(Y.encodeStateVector(c.doc)));
+    c.destroy();
+  });
+
+  it('the first cells of the live document, in order, as many as asked (bounded)', async () => {
+    const id = await workspace(s, 'Forty', 40);
+    const r = await firstScreen(id, s.ownerToken, '?cells=3');
+    expect(r.status).toBe(200);
+    expect(r.json.firstScreen.total).toBe(40);
+    expect(r.json.firstScreen.cells.map((c: { source: string }) => c.source)).toEqual(['cell0 = 0', 'cell1 = 1', 'cell2 = 2']);
+    // Defaults to 30; nonsense counts fall back to the default.
+    expect((await firstScreen(id, s.ownerToken)).json.firstScreen.cells).toHaveLength(30);
+    expect((await firstScreen(id, s.ownerToken, '?cells=abc')).json.firstScreen.cells).toHaveLength(30);
+    // What a client has just written is what the next first screen shows (read from the live document).
+    const c = hocuspocusClient(s.url, id, s.ownerToken);
+    await c.synced;
+    setCellSource(c.doc, listCells(c.doc)[0]!.id, 'edited = 1', userOrigin('a'));
+    await waitFor(() => c.provider.unsyncedChanges === 0, { message: 'ack' });
+    expect((await firstScreen(id, s.ownerToken, '?cells=1')).json.firstScreen.cells[0].source).toBe('edited = 1');
+    c.destroy();
+  });
+
+  it('keeps the document loaded for the socket that follows, then lets it unload', async () => {
+    const id = await workspace(s, 'Held', 2);
+    expect(s.hocuspocus.documents.has(id)).toBe(false);
+    expect((await firstScreen(id, s.ownerToken)).json.firstScreen.total).toBe(2);
+    const held = s.hocuspocus.documents.get(id);
+    expect(held).toBeDefined();
+    // The socket joins the document the first screen loaded: no second load from storage.
+    const c = hocuspocusClient(s.url, id, s.ownerToken);
+    await c.synced;
+    expect(s.hocuspocus.documents.get(id)).toBe(held);
+    c.destroy();
+    // Nobody else came: it unloads once the hold ends (seconds, not forever).
+    await waitFor(() => !s.hocuspocus.documents.has(id), { message: 'unloaded after the hold', timeout: 30_000 });
+  });
+
+  it('a document that cannot load has no first screen (the socket says why)', async () => {
+    const id = await workspace(s, 'Too new', 1);
+    const d = storedDoc(s, id);
+    const sv = Y.encodeStateVector(d);
+    d.getMap('meta').set('schemaVersion', 999);
+    s.store.append(id, Y.encodeStateAsUpdate(d, sv));
+    const r = await firstScreen(id, s.ownerToken);
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ firstScreen: null });
+    const st = await state(id, s.ownerToken);
+    expect(st.status).toBe(409);
+    expect(((await st.json()) as { error: string }).error).toBe('document-unavailable');
+  });
+
+  it('a server shutting down lets a held document go and stops', async () => {
+    const server = await startTestServer({ dataDir: tmpDir('plexus-first-screen-') });
+    const id = await workspace(server, 'Shutdown', 1);
+    expect((await api(server.url, server.ownerToken, 'GET', `/api/workspaces/${id}/first-screen`)).json.firstScreen.total).toBe(1);
+    expect(server.hocuspocus.documents.has(id)).toBe(true);
+    await server.close();
+    expect(server.hocuspocus.documents.has(id)).toBe(false);
+  });
+});
