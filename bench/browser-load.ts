@@ -77,6 +77,8 @@ async function serverIdle(server: Server): Promise<void> {
 
 interface Sample {
   visible: number;
+  /** The document is there to edit (synced, fetched while opening, or from IndexedDB). */
+  ready: number;
   interactive: number;
   synced: number;
 }
@@ -95,9 +97,9 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
     await page.waitForSelector('.cm-content[contenteditable=true]', { timeout: 120_000 });
     // Interactive: the first editable editor is in the page (time taken by the observer); check
     // that it really takes a keystroke into the document, outside the timing.
-    const { visible, interactive } = await page.evaluate(() => {
-      const w = window as unknown as { __firstCell: number; __firstEditor: number };
-      return { visible: w.__firstCell, interactive: w.__firstEditor };
+    const { visible, interactive, ready } = await page.evaluate(() => {
+      const w = window as unknown as { __firstCell: number; __firstEditor: number; __docReady: number };
+      return { visible: w.__firstCell, interactive: w.__firstEditor, ready: w.__docReady };
     });
     const editor = page.locator('.cm-content').first();
     await editor.click();
@@ -107,15 +109,16 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
       return !!doc && [...doc.getMap<Y.Map<unknown>>('cells').values()].some((c) => String(c.get('source')).includes('x'));
     });
     const synced = await page.evaluate(() => performance.getEntriesByName('plexus:server-synced')[0]?.startTime ?? NaN);
-    return { visible, interactive, synced };
+    return { visible, ready, interactive, synced };
   };
   const initScript = (mode: 'fast' | 'baseline') => {
     if (mode === 'baseline') localStorage.setItem('plexus.fastOpen', '0');
-    const w = window as unknown as { __firstCell?: number; __firstEditor?: number };
+    const w = window as unknown as { __firstCell?: number; __firstEditor?: number; __docReady?: number };
     new MutationObserver((_m, obs) => {
       if (w.__firstCell === undefined && document.querySelector('[data-testid=cell], [data-testid=first-screen-cell]')) w.__firstCell = performance.now();
+      if (w.__docReady === undefined && document.querySelector('[data-testid=doc-ready]')) w.__docReady = performance.now();
       if (w.__firstEditor === undefined && document.querySelector('.cm-content[contenteditable=true]')) w.__firstEditor = performance.now();
-      if (w.__firstCell !== undefined && w.__firstEditor !== undefined) obs.disconnect();
+      if (w.__firstCell !== undefined && w.__firstEditor !== undefined && w.__docReady !== undefined) obs.disconnect();
     }).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ['contenteditable'] });
   };
   const results = new Map(MODES.map((m) => [m, { cold: [] as Sample[], warm: [] as Sample[] }]));
@@ -139,12 +142,12 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
   const p50 = (xs: Sample[], k: keyof Sample) => pct(xs.map((x) => x[k]), 50);
   const max = (xs: Sample[], k: keyof Sample) => Math.max(...xs.map((x) => x[k]));
   console.log(`\n${CELLS} cells, server ${state === 'idle' ? 'idle (loads the workspace from storage)' : 'has the workspace open'} — ms from navigation start, p50 (max)`);
-  console.log('mode      cache  first cell visible   interactive        server synced');
+  console.log('mode      cache  first cell visible   document ready     interactive        server synced');
   for (const cache of ['cold', 'warm'] as const) {
     for (const mode of MODES) {
       const xs = results.get(mode)![cache];
       console.log(
-        `${mode.padEnd(9)} ${cache.padEnd(5)}  ${`${p50(xs, 'visible').toFixed(0)} (${max(xs, 'visible').toFixed(0)})`.padEnd(19)}  ${`${p50(xs, 'interactive').toFixed(0)} (${max(xs, 'interactive').toFixed(0)})`.padEnd(17)}  ${p50(xs, 'synced').toFixed(0)}`,
+        `${mode.padEnd(9)} ${cache.padEnd(5)}  ${`${p50(xs, 'visible').toFixed(0)} (${max(xs, 'visible').toFixed(0)})`.padEnd(19)}  ${`${p50(xs, 'ready').toFixed(0)} (${max(xs, 'ready').toFixed(0)})`.padEnd(17)}  ${`${p50(xs, 'interactive').toFixed(0)} (${max(xs, 'interactive').toFixed(0)})`.padEnd(17)}  ${p50(xs, 'synced').toFixed(0)}`,
       );
     }
     if (MODES.length === 2) {
