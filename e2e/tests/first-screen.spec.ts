@@ -137,3 +137,16 @@ test('a browser that keeps a synced copy does not fetch the whole document again
   await expect(alice.page.getByTestId('cell')).toHaveCount(1);
   expect(states).toHaveLength(1);
 });
+
+test('a first screen that is not one (a proxy page, a server error) changes nothing: the workspace opens', async ({ plexus, actor }) => {
+  const { workspace } = await plexus.createWorkspace('odd first screen', [{ kind: 'code', source: 'x = 1' }]);
+  const alice = await actor(ALICE);
+  const errors: string[] = [];
+  alice.page.on('pageerror', (e) => errors.push(e.message));
+  await alice.page.route(/\/first-screen(\?|$)/, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<html>a proxy page</html>' }));
+  await alice.page.route(/\/api\/workspaces\/[^/]+\/state$/, (route) => route.fulfill({ status: 502, body: 'bad gateway' }));
+  await openWorkspace(alice.page, plexus, workspace.id);
+  await expect(alice.page.getByTestId('cell')).toHaveCount(1);
+  await expect(alice.page.getByTestId('first-screen')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
