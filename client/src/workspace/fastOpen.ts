@@ -10,8 +10,8 @@
  * shown until the document has synced): the baseline of `bench/browser-load.ts`.
  */
 import type { FirstScreen, Role } from '@plexus/shared';
-import { apiRequest, readApiAnswer } from '../api/http.ts';
-import type { Workspace } from '../api/workspaces.ts';
+import { apiBinary, apiRequest, readApiAnswer } from '../api/http.ts';
+import { getWorkspace, type Workspace } from '../api/workspaces.ts';
 import { hasLocalCopy } from '../collab/localCopies.ts';
 
 export interface OpenAnswer {
@@ -68,7 +68,7 @@ export async function openWorkspace(token: string, id: string, signal?: AbortSig
   if (signal?.aborted) throw new DOMException('aborted', 'AbortError');
   // An early request that did not reach the server is asked again, with apiRequest's errors.
   if (got) return readApiAnswer<OpenAnswer>(got.status, got.text);
-  return apiRequest<OpenAnswer>(`/api/workspaces/${encodeURIComponent(id)}`, { token, signal });
+  return getWorkspace(token, id, signal);
 }
 
 /**
@@ -115,7 +115,7 @@ export async function loadEarlyState(token: string, id: string): Promise<Uint8Ar
     if (!early && hasLocalCopy(id)) return null;
     const buf = early
       ? await early
-      : await fetch(`/api/workspaces/${encodeURIComponent(id)}/state`, { headers: { Authorization: `Bearer ${token}` } }).then((r) => (r.ok ? r.arrayBuffer() : null));
+      : await apiBinary(`/api/workspaces/${encodeURIComponent(id)}/state`, { token, what: 'The workspace document' });
     return buf && buf.byteLength ? new Uint8Array(buf) : null;
   } catch {
     return null;
