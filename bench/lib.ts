@@ -144,19 +144,21 @@ export interface SpawnOptions {
  * decided on a shadow replica, as before it: PLEXUS_UPDATE_PRECHECK=0); `plexus-kernel-socket`: the
  * in-server kernel a socket peer with a replica, as before it served the live document
  * (PLEXUS_KERNEL_IN_PLACE=0); `plexus-no-ahead`: chains of trivial cells one runner round trip per
- * cell, as before they went as one batch (PLEXUS_KERNEL_AHEAD=0); `bare`: a bare Hocuspocus;
+ * cell, as before they went as one batch (PLEXUS_KERNEL_AHEAD=0); `plexus-sql-1`: DuckDB on one thread
+ * (PLEXUS_SQL_THREADS=1); `bare`: a bare Hocuspocus;
  * `hocuspocus-sqlite`: Hocuspocus with its own SQLite persistence at its default store debounce;
  * `hocuspocus-sqlite-sync`: the same storing on every change; `static`: a plain file server of env
  * STATIC_ROOT.
  */
-export type ServerKind = 'plexus' | 'plexus-shadow' | 'plexus-kernel-socket' | 'plexus-no-ahead' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
+export type ServerKind = 'plexus' | 'plexus-shadow' | 'plexus-kernel-socket' | 'plexus-no-ahead' | 'plexus-sql-1' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
 /** Kinds that are Plexus servers (workspaces made through its API, a data directory). */
-export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow' || k === 'plexus-kernel-socket' || k === 'plexus-no-ahead';
+export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow' || k === 'plexus-kernel-socket' || k === 'plexus-no-ahead' || k === 'plexus-sql-1';
 const ENTRIES: Record<ServerKind, string> = {
   plexus: path.join(repoRoot, 'server/src/main.ts'),
   'plexus-shadow': path.join(repoRoot, 'server/src/main.ts'),
   'plexus-kernel-socket': path.join(repoRoot, 'server/src/main.ts'),
   'plexus-no-ahead': path.join(repoRoot, 'server/src/main.ts'),
+  'plexus-sql-1': path.join(repoRoot, 'server/src/main.ts'),
   bare: path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite': path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite-sync': path.join(here, 'bare-hocuspocus.ts'),
@@ -167,6 +169,7 @@ const KIND_ENV: Partial<Record<ServerKind, () => Record<string, string>>> = {
   'plexus-shadow': () => ({ PLEXUS_UPDATE_PRECHECK: '0' }),
   'plexus-kernel-socket': () => ({ PLEXUS_KERNEL_IN_PLACE: '0' }),
   'plexus-no-ahead': () => ({ PLEXUS_KERNEL_AHEAD: '0' }),
+  'plexus-sql-1': () => ({ PLEXUS_SQL_THREADS: '1' }),
   'hocuspocus-sqlite': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite') }),
   'hocuspocus-sqlite-sync': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite'), BENCH_HOCUSPOCUS_DEBOUNCE: '0' }),
 };

@@ -76,6 +76,8 @@ export interface ServerConfig {
   jobConcurrency: number;
   /** DuckDB's memory limit per workspace (MB). */
   sqlMemoryMb: number;
+  /** DuckDB's threads per workspace. */
+  sqlThreads: number;
   /** Rows of an SQL result given to JavaScript cells as the cell's value. */
   sqlRowsToJs: number;
   /** A kernel with no one else connected and nothing to do stops after this long (ms). */
@@ -207,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     jobNice: int(env.PLEXUS_JOB_NICE, 10, 'PLEXUS_JOB_NICE'),
     jobConcurrency: int(env.PLEXUS_JOBS, 1, 'PLEXUS_JOBS'),
     sqlMemoryMb: int(env.PLEXUS_SQL_MEMORY_MB, 512, 'PLEXUS_SQL_MEMORY_MB'),
+    sqlThreads: Math.max(1, Math.floor(int(env.PLEXUS_SQL_THREADS, 2, 'PLEXUS_SQL_THREADS'))),
     sqlRowsToJs: int(env.PLEXUS_SQL_ROWS_TO_JS, 100_000, 'PLEXUS_SQL_ROWS_TO_JS'),
     kernelIdleMs: int(env.PLEXUS_KERNEL_IDLE_MS, 60_000, 'PLEXUS_KERNEL_IDLE_MS'),
     uploadMaxBytes: int(env.PLEXUS_UPLOAD_MAX_BYTES, 200 * 1024 * 1024, 'PLEXUS_UPLOAD_MAX_BYTES'),

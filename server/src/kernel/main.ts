@@ -69,7 +69,7 @@ const pool = new KernelPool({
   capacity: KERNELS_PER_PROCESS,
   token: (ws) => service?.leaseToken(ws) ?? '',
   log,
-  limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
+  limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlThreads: config.sqlThreads, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
   runAhead: config.kernelRunAhead,
   // Processes on one machine need disjoint ranges: set it; the default spreads them by pid.
   uidBase: positive('PLEXUS_KERNEL_UID_BASE', 300_000 + (process.pid % 4096) * KERNELS_PER_PROCESS),

@@ -34,6 +34,8 @@ export interface KernelLimits {
   timeoutMs: number;
   memoryMb: number;
   sqlMemoryMb: number;
+  /** DuckDB's worker threads per workspace (default 2). */
+  sqlThreads?: number;
   /** Rows of an SQL result handed to JavaScript cells as its value. */
   sqlRowsToJs: number;
   maxFrameBytes: number;
@@ -180,7 +182,7 @@ export class WorkspaceKernel {
     this.js.onAheadDropped = (runIds) => this.aheadDropped(runIds);
     this.tablesKey = this.tablesSignature();
     this.sql = this.engines.sql({
-      cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,
+      cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, threads: limits.sqlThreads, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,
       tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
     });
     this.sql.onAheadDropped = (cellIds) => this.sqlAheadDropped(cellIds);
@@ -849,7 +851,7 @@ export class WorkspaceKernel {
     void old.dispose();
     this.tablesKey = this.tablesSignature();
     this.sql = this.engines.sql({
-      cwd: `${this.opts.dir}/scratch`, uid: this.opts.uid, memoryMb: this.opts.limits.sqlMemoryMb, timeoutMs: this.opts.limits.timeoutMs,
+      cwd: `${this.opts.dir}/scratch`, uid: this.opts.uid, memoryMb: this.opts.limits.sqlMemoryMb, threads: this.opts.limits.sqlThreads, timeoutMs: this.opts.limits.timeoutMs,
       maxFrameBytes: this.opts.limits.maxFrameBytes,
       tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
     });

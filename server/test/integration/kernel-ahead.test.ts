@@ -187,6 +187,42 @@ describe('SQL cells sent to the worker ahead', () => {
     expect(rt.stats).toEqual({ batches: 2, aheadUsed: 4, aheadDropped: 2 });
   });
 
+  it('a named result created and read back in one call: row counts around the preview limit, types, statements that are not queries', async () => {
+    const { rt } = sqlRuntime();
+    const counted = async (q: SqlQuery) => {
+      const o = await rt.query(q);
+      if (!o.ok) throw new Error(o.error.message);
+      return { shown: o.rows.length, total: o.totalRows, materialized: o.materialized, columns: o.columns };
+    };
+    // The preview holds at most maxRows (100); the count is the table's, below, at and above it,
+    // and past one DuckDB chunk (2,048 rows), with and without parameters.
+    for (const n of [0, 1, 99, 100, 101, 2048, 2049, 250_000]) {
+      expect(await counted(sql(`select range as i from range(${n})`, `r${n}`))).toMatchObject({ shown: Math.min(n, 100), total: n, materialized: true });
+      expect(await counted({ ...sql('select range as i from range($n)', `p${n}`), params: { n } })).toMatchObject({ shown: Math.min(n, 100), total: n, materialized: true });
+    }
+    expect((await counted(sql("select 1::integer as a, 'x' as b, 2.5::double as c", 'typed'))).columns).toEqual([
+      { name: 'a', type: 'INTEGER' }, { name: 'b', type: 'VARCHAR' }, { name: 'c', type: 'DOUBLE' },
+    ]);
+    // Readable by the next cell, including when several statements lead up to it.
+    expect(rowsOf(await rt.query(sql('create or replace temp table staging as select 7 as v; select v * 6 as v from staging', 'multi')))).toEqual([{ v: 42 }]);
+    expect(rowsOf(await rt.query(sql('select v + 1 as v from multi', 'after')))).toEqual([{ v: 43 }]);
+    // A statement that is not a query runs as it is (no table), and its effect is there.
+    expect(await counted(sql('create table kept (k integer)', 'ddl'))).toMatchObject({ materialized: false });
+    expect(await counted(sql('insert into kept values (1), (2), (3)', 'ins'))).toMatchObject({ materialized: false });
+    expect(rowsOf(await rt.query(sql('select count(*)::int as n from kept', 'n')))).toEqual([{ n: 3 }]);
+    // A query that fails says why, and leaves the previous result of that name in place.
+    expect(rowsOf(await rt.query(sql('select nope from multi', 'after')))).toMatch(/nope/);
+    expect(rowsOf(await rt.query(sql('select v from after', 'check')))).toEqual([{ v: 43 }]);
+  });
+
+  it('DuckDB runs on the threads it is given (PLEXUS_SQL_THREADS)', async () => {
+    for (const threads of [1, 3]) {
+      const rt = new SqlRuntime({ cwd: tmpDir(), memoryMb: 256, threads, timeoutMs: 20_000, maxFrameBytes: 1 << 20, tables: [] });
+      runtimes.push(rt);
+      expect(rowsOf(await rt.query(sql("select current_setting('threads')::int as n", 'threads')))).toEqual([{ n: threads }]);
+    }
+  });
+
   it('a failure stops the batch in the worker: the queries after it did not run', async () => {
     const { rt, dropped } = sqlRuntime();
     await rt.query(sql('select 1 as v', 't0'));

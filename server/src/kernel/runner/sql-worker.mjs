@@ -122,18 +122,27 @@ async function query(msg) {
     if (name && materialize !== false) {
       // A named cell's result becomes a temporary table other SQL cells can read. Most cells are
       // queries: try that first; a statement that is not one (SET, INSERT...) then runs as it is.
-      let created = null;
+      const create = `CREATE OR REPLACE TEMP TABLE ${q(name)} AS ${last}`;
+      const readBack = `SELECT * FROM temp.${q(name)}`;
       try {
-        created = await (await bindFor(`CREATE OR REPLACE TEMP TABLE ${q(name)} AS ${last}`)).runAndReadAll();
+        if (!last.includes('$')) {
+          // Without parameters, creating the table and reading it back are one call into DuckDB
+          // (each call is a hop to its thread pool and back: a chain of small cells is mostly hops).
+          reader = await conn.runAndReadUntil(`${create};\n${readBack}`, maxRows + 1);
+          total = reader.done ? reader.currentRowCount : null;
+        } else {
+          const created = await (await bindFor(create)).runAndReadAll();
+          total = Number(created.getRowsJS()[0]?.[0] ?? 0);
+          reader = await conn.runAndReadUntil(readBack, maxRows);
+        }
+        materialized = true;
       } catch (e) {
+        reader = undefined;
         const prepared = await conn.prepare(last).catch(() => null);
         if (!prepared || prepared.statementType === StatementType.SELECT) throw e;
       }
-      if (created) {
-        materialized = true;
-        total = Number(created.getRowsJS()[0]?.[0] ?? 0);
-        reader = await conn.runAndReadUntil(`SELECT * FROM temp.${q(name)}`, maxRows);
-      }
+      // More rows than were read: the count is the table's (cheap: it is materialised).
+      if (materialized && total === null) total = Number((await conn.runAndReadAll(`SELECT count(*) FROM temp.${q(name)}`)).getRowsJS()[0]?.[0] ?? 0);
     }
     if (!reader) {
       reader = await (await bindFor(last)).runAndReadUntil(maxRows + 1);
