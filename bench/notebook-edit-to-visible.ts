@@ -12,14 +12,19 @@
  * output.
  * (bench/kernel.ts, on the kernel branch, measures the same chains with two Node clients.)
  *
- *   npx tsx bench/notebook-edit-to-visible.ts [--rounds=8]
+ *   npx tsx bench/notebook-edit-to-visible.ts [--rounds=8] [--servers=plexus,plexus-no-ahead]
+ * With several server kinds (bench/lib.ts), each has its own workspace and browser page, and every
+ * round runs the chains on each in turn; ratios are to the first. The edit storm runs on the first.
  */
+import os from 'node:os';
 import * as Y from 'yjs';
 import { createCell, listCells, readCellRun, requestRun, setCellSource, userOrigin } from '@plexus/shared';
 import { clientDir, launchChromium, openWorkspacePage, outputShown } from './browser.ts';
-import { connectClient, createWorkspace, fmt, machine, printTable, sleep, spawnServer, summarize, until } from './lib.ts';
+import { connectClient, createWorkspace, fmt, machine, printTable, sleep, spawnServer, summarize, until, type ServerKind } from './lib.ts';
 
 const ROUNDS = Number(process.argv.find((a) => a.startsWith('--rounds='))?.split('=')[1] ?? 8);
+/** Server kinds (bench/lib.ts) measured side by side; the first is the one the ratios divide by. */
+const SERVERS = (process.argv.find((a) => a.startsWith('--servers='))?.split('=')[1] ?? 'plexus').split(',') as Array<Exclude<ServerKind, 'static'>>;
 const N = 100;
 const who = { id: 'bench', name: 'Bench' };
 const origin = userOrigin('bench', 'Bench');
@@ -35,39 +40,65 @@ function makeChain(doc: Y.Doc, kind: 'code' | 'sql'): string[] {
 
 const rootSource = (kind: 'code' | 'sql', r: number) => (kind === 'code' ? `const a1 = ${r};` : `SELECT ${r} AS v`);
 
+interface Side {
+  kind: Exclude<ServerKind, 'static'>;
+  server: Awaited<ReturnType<typeof spawnServer>>;
+  a: ReturnType<typeof connectClient>;
+  chains: { code: string[]; sql: string[] };
+  page: Awaited<ReturnType<typeof openWorkspacePage>>;
+}
+
+async function openSide(kind: Exclude<ServerKind, 'static'>, browser: Awaited<ReturnType<typeof launchChromium>>): Promise<Side> {
+  const server = await spawnServer(kind, { env: { PLEXUS_CLIENT_DIR: clientDir() } });
+  const ws = await createWorkspace(server, 'Notebook latency');
+  const a = connectClient(server.url, ws, server.token);
+  await a.synced;
+  const chains = { code: makeChain(a.doc, 'code'), sql: makeChain(a.doc, 'sql') };
+  await until(() => a.provider.unsyncedChanges === 0, 20_000, 5, 'cells stored');
+  const page = await openWorkspacePage(browser, server.url, ws, server.token, { id: 'u_bench_b', name: 'B' });
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="cell"]').length >= n, 2 * N, { timeout: 30_000 });
+  return { kind, server, a, chains, page };
+}
+
+/** One chain run on one side: edit the root in A, until B's page shows the last cell's new output (ms). */
+async function chainOnce(side: Side, kind: 'code' | 'sql', value: number): Promise<number> {
+  const ids = side.chains[kind];
+  const seen = outputShown(side.page, ids[N - 1]!, { is: String(value + N - 1) }).then((o) => o.at);
+  const t0 = Date.now();
+  setCellSource(side.a.doc, ids[0]!, rootSource(kind, value), origin);
+  requestRun(side.a.doc, ids[0]!, who, origin);
+  return (await seen) - t0;
+}
+
 async function main() {
-  const server = await spawnServer('plexus', { env: { PLEXUS_CLIENT_DIR: clientDir() } });
   const browser = await launchChromium();
+  const sides: Side[] = [];
   try {
-    const ws = await createWorkspace(server, 'Notebook latency');
-    const a = connectClient(server.url, ws, server.token);
-    await a.synced;
-    const chains = { code: makeChain(a.doc, 'code'), sql: makeChain(a.doc, 'sql') };
-    await until(() => a.provider.unsyncedChanges === 0, 20_000, 5, 'cells stored');
-    const page = await openWorkspacePage(browser, server.url, ws, server.token, { id: 'u_bench_b', name: 'B' });
-    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="cell"]').length >= n, 2 * N, { timeout: 30_000 });
-
-    const rows: Array<Array<string | number>> = [];
-    for (const kind of ['code', 'sql'] as const) {
-      const ids = chains[kind];
-      const last = ids[N - 1]!;
-      const samples: number[] = [];
-      // Round 0 warms the kernel (runtimes start, values are created); it is not counted.
-      for (let r = 0; r <= ROUNDS; r++) {
-        const value = 1000 + r + (kind === 'sql' ? 500 : 0);
-        const seen = outputShown(page, last, { is: String(value + N - 1) }).then((o) => o.at);
-        const t0 = Date.now();
-        setCellSource(a.doc, ids[0]!, rootSource(kind, value), origin);
-        requestRun(a.doc, ids[0]!, who, origin);
-        const t1 = await seen;
-        if (r > 0) samples.push(t1 - t0);
+    for (const kind of SERVERS) sides.push(await openSide(kind, browser));
+    const samples = new Map<string, number[]>();
+    // Round 0 warms each kernel (runtimes start, values are created); it is not counted. Each
+    // round runs on every server in turn (the first one alternates), so drifting load hits them alike.
+    for (let r = 0; r <= ROUNDS; r++) {
+      const order = r % 2 ? [...sides].reverse() : sides;
+      for (const side of order) {
+        for (const kind of ['code', 'sql'] as const) {
+          const ms = await chainOnce(side, kind, 1000 + r + (kind === 'sql' ? 500 : 0));
+          if (r > 0) samples.set(`${side.kind}/${kind}`, [...(samples.get(`${side.kind}/${kind}`) ?? []), ms]);
+        }
       }
-      const s = summarize(samples);
-      rows.push([kind === 'code' ? 'JS chain (100 cells)' : 'SQL chain (100 cells)', samples.length, fmt(s.p50, 0), fmt(s.p95, 0), fmt(s.max, 0), fmt(s.p50 / N, 1)]);
     }
-    console.log(`\nEdit root in client A → last output visible in browser B (${machine()})`);
-    printTable(['chain', 'runs', 'p50 ms', 'p95 ms', 'max ms', 'p50 per cell ms'], rows);
+    const rows: Array<Array<string | number>> = [];
+    for (const side of sides) {
+      for (const kind of ['code', 'sql'] as const) {
+        const s = summarize(samples.get(`${side.kind}/${kind}`)!);
+        const base = summarize(samples.get(`${sides[0]!.kind}/${kind}`)!);
+        rows.push([side.kind, kind === 'code' ? 'JS chain (100 cells)' : 'SQL chain (100 cells)', s.n, fmt(s.p50, 0), fmt(s.p95, 0), fmt(s.max, 0), fmt(s.p50 / N, 1), fmt(s.p50 / base.p50, 2)]);
+      }
+    }
+    console.log(`\nEdit root in client A → last output visible in browser B (${machine()}; load ${os.loadavg()[0]!.toFixed(1)} at the end)`);
+    printTable(['server', 'chain', 'runs', 'p50 ms', 'p95 ms', 'max ms', 'p50 per cell ms', `p50 / ${sides[0]!.kind}`], rows);
 
+    const { a, page, chains } = sides[0]!;
     // Edit storm: root edited and re-run 10×/s for 5 s.
     const ids = chains.code;
     const runs = new Map<string, Map<string, string>>();
@@ -109,10 +140,12 @@ async function main() {
       [[r, maxRunning, `${Math.min(...perCell)} / ${[...perCell].sort((x, y) => x - y)[N >> 1]} / ${Math.max(...perCell)}`, done, cancelled, 'yes']],
     );
     if (maxRunning > 1) process.exitCode = 1;
-    a.destroy();
   } finally {
     await browser.close();
-    await server.stop();
+    for (const side of sides) {
+      side.a.destroy();
+      await side.server.stop();
+    }
   }
 }
 
