@@ -27,7 +27,7 @@
  * default store debounce), `hocuspocus-sqlite-sync` (storing on every change); see bare-hocuspocus.ts;
  * and `plexus-shadow`, Plexus with its update pre-check off (every update on a shadow replica).
  * Run: npx tsx bench/keystroke-latency.ts [--counts=2,20,100] [--servers=plexus,bare,hocuspocus-sqlite] [--rounds=3]
- *      [--keystrokes=120] [--warmup=30] [--interval=25] [--cpu-prof] [--label=keystroke-latency]
+ *      [--keystrokes=120] [--warmup=30] [--interval=25] [--cpu-prof] [--window-prof] [--label=keystroke-latency]
  *      [--light]  (receivers: light protocol clients without a Y.Doc, to measure the server's fan-out)
  * Saturation: npx tsx bench/keystroke-latency.ts --counts=200,400 --rounds=1 --keystrokes=150 --label=saturation
  * Prints figures; asserts nothing.
@@ -50,6 +50,8 @@ interface Options {
   interval: number;
   /** Write V8 CPU profiles of the server processes to bench/results/profiles/<label>-<kind>. */
   cpuProf: boolean;
+  /** Profiles of the measured windows alone (after the warm-up, until the last keystroke is seen). */
+  windowProf: boolean;
   /** Name of the results file (bench/results/<label>.json). */
   label: string;
   /** Receivers are light protocol clients (no Y.Doc) instead of stock providers. */
@@ -68,6 +70,7 @@ function parseArgs(argv: string[]): Options {
     warmup: Number(get('warmup') ?? 30),
     interval: Number(get('interval') ?? 25),
     cpuProf: argv.includes('--cpu-prof'),
+    windowProf: argv.includes('--window-prof'),
     label: get('label') ?? 'keystroke-latency',
     light: argv.includes('--light'),
     idle: get('idle') === 'start' ? 'start' : 'round',
@@ -197,6 +200,7 @@ async function runOne(server: ChildServer, n: number, round: number, o: Options)
       const tick = () => {
         if (k === o.warmup) {
           void server.probe('reset');
+          if (o.windowProf) void server.probe('profile-start');
           eluStart = performance.eventLoopUtilization();
         }
         sentAt[k] = performance.now();
@@ -209,6 +213,10 @@ async function runOne(server: ChildServer, n: number, round: number, o: Options)
     });
     await until(() => seenCount.every((s) => s >= total), 15_000, 2).catch(() => undefined);
     const serverStats = await server.probe('stats');
+    if (o.windowProf) {
+      fs.mkdirSync(windowProfDir(o), { recursive: true });
+      await server.probe('profile-stop', path.join(windowProfDir(o), `${kind}-N${n}-r${round}.cpuprofile`));
+    }
     const clientElu = performance.eventLoopUtilization(eluStart).utilization;
     detach.forEach((d) => d());
 
@@ -242,6 +250,8 @@ function combine(runs: RawRun[], o: Options): LatencyResult {
     loadAvg: mean((r) => r.loadAvg),
   };
 }
+
+const windowProfDir = (o: Options) => path.join(repoRoot, 'bench/results/profiles', `${o.label}-windows`);
 
 export async function main(argv = process.argv.slice(2)): Promise<LatencyResult[]> {
   const o = parseArgs(argv);
@@ -317,6 +327,15 @@ export async function main(argv = process.argv.slice(2)): Promise<LatencyResult[
   fs.mkdirSync(out, { recursive: true });
   fs.writeFileSync(path.join(out, `${o.label}.json`), JSON.stringify({ machine: machine(), options: o, results }, null, 2));
   console.log(`\nresults: bench/results/${o.label}.json`);
+  if (o.windowProf) {
+    for (const n of o.counts) {
+      for (const kind of o.servers) {
+        const file = path.join(windowProfDir(o), `${kind}-N${n}-r1.cpuprofile`);
+        console.log(`\n## CPU profile of the ${kind} server's main thread while ${n} clients typed, round 1 (${file})`);
+        printProfile(file, 25, /./);
+      }
+    }
+  }
   if (o.cpuProf) {
     for (const kind of o.servers) {
       const dir = path.join(out, 'profiles', `${o.label}-${kind}`);

@@ -126,6 +126,9 @@ export interface ChildServer<K extends ServerKind = Exclude<ServerKind, 'static'
   probe(cmd: 'stats'): Promise<ProbeStats>;
   probe(cmd: 'gc'): Promise<{ gcAvailable: boolean; memory: MemoryFigures }>;
   probe(cmd: 'snapshot'): Promise<{ file: string }>;
+  /** The main thread's CPU profile of a window: start, then stop writing it to `file`. */
+  probe(cmd: 'profile-start'): Promise<void>;
+  probe(cmd: 'profile-stop', file: string): Promise<{ file: string }>;
   stop(): Promise<void>;
   /** SIGKILL (for a server whose event loop is blocked and cannot handle SIGTERM). */
   kill(): Promise<void>;
@@ -145,20 +148,22 @@ export interface SpawnOptions {
  * in-server kernel a socket peer with a replica, as before it served the live document
  * (PLEXUS_KERNEL_IN_PLACE=0); `plexus-no-ahead`: chains of trivial cells one runner round trip per
  * cell, as before they went as one batch (PLEXUS_KERNEL_AHEAD=0); `plexus-sql-1`: DuckDB on one thread
- * (PLEXUS_SQL_THREADS=1); `bare`: a bare Hocuspocus;
+ * (PLEXUS_SQL_THREADS=1); `plexus-map-runs`: a fast cell's run written as a map of its keys and
+ * outputs, as before it was one plain value (PLEXUS_KERNEL_PLAIN_RUNS=0); `bare`: a bare Hocuspocus;
  * `hocuspocus-sqlite`: Hocuspocus with its own SQLite persistence at its default store debounce;
  * `hocuspocus-sqlite-sync`: the same storing on every change; `static`: a plain file server of env
  * STATIC_ROOT.
  */
-export type ServerKind = 'plexus' | 'plexus-shadow' | 'plexus-kernel-socket' | 'plexus-no-ahead' | 'plexus-sql-1' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
+export type ServerKind = 'plexus' | 'plexus-shadow' | 'plexus-kernel-socket' | 'plexus-no-ahead' | 'plexus-sql-1' | 'plexus-map-runs' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
 /** Kinds that are Plexus servers (workspaces made through its API, a data directory). */
-export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow' || k === 'plexus-kernel-socket' || k === 'plexus-no-ahead' || k === 'plexus-sql-1';
+export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow' || k === 'plexus-kernel-socket' || k === 'plexus-no-ahead' || k === 'plexus-sql-1' || k === 'plexus-map-runs';
 const ENTRIES: Record<ServerKind, string> = {
   plexus: path.join(repoRoot, 'server/src/main.ts'),
   'plexus-shadow': path.join(repoRoot, 'server/src/main.ts'),
   'plexus-kernel-socket': path.join(repoRoot, 'server/src/main.ts'),
   'plexus-no-ahead': path.join(repoRoot, 'server/src/main.ts'),
   'plexus-sql-1': path.join(repoRoot, 'server/src/main.ts'),
+  'plexus-map-runs': path.join(repoRoot, 'server/src/main.ts'),
   bare: path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite': path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite-sync': path.join(here, 'bare-hocuspocus.ts'),
@@ -170,6 +175,7 @@ const KIND_ENV: Partial<Record<ServerKind, () => Record<string, string>>> = {
   'plexus-kernel-socket': () => ({ PLEXUS_KERNEL_IN_PLACE: '0' }),
   'plexus-no-ahead': () => ({ PLEXUS_KERNEL_AHEAD: '0' }),
   'plexus-sql-1': () => ({ PLEXUS_SQL_THREADS: '1' }),
+  'plexus-map-runs': () => ({ PLEXUS_KERNEL_PLAIN_RUNS: '0' }),
   'hocuspocus-sqlite': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite') }),
   'hocuspocus-sqlite-sync': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite'), BENCH_HOCUSPOCUS_DEBOUNCE: '0' }),
 };
@@ -224,11 +230,11 @@ export async function spawnServer<K extends ServerKind>(kind: K, opts: SpawnOpti
     pending.get(m.id)?.(m);
     pending.delete(m.id);
   });
-  const probe = ((cmd: string) =>
+  const probe = ((cmd: string, file?: string) =>
     new Promise<unknown>((resolve, reject) => {
       const id = nextId++;
       pending.set(id, resolve);
-      proc.send({ id, cmd }, (err) => err && reject(err));
+      proc.send({ id, cmd, ...(file ? { file } : {}) }, (err) => err && reject(err));
     })) as ChildServer<K>['probe'];
 
   let stopped: Promise<void> | null = null;

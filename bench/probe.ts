@@ -6,14 +6,20 @@
  *   { cmd: 'stats' }  -> the window's figures plus current memory
  *   { cmd: 'gc' }     -> runs a full GC (needs --expose-gc), then replies with memory
  *   { cmd: 'snapshot' } -> writes a V8 heap snapshot into the working directory, replies with its path
+ *   { cmd: 'profile-start' } -> starts the V8 CPU profiler on the main thread (250 µs samples)
+ *   { cmd: 'profile-stop', file } -> stops it and writes the profile (.cpuprofile) to `file`: a
+ *     profile of a measured window alone, without the start-up that `--cpu-prof` includes
  * Replies carry the request's `id`. Effects: process-wide (IPC listener, histogram timer).
  */
+import fs from 'node:fs';
+import inspector from 'node:inspector';
 import v8 from 'node:v8';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 
 interface Request {
   id: number;
-  cmd: 'reset' | 'stats' | 'gc' | 'snapshot';
+  cmd: 'reset' | 'stats' | 'gc' | 'snapshot' | 'profile-start' | 'profile-stop';
+  file?: string;
 }
 
 if (process.send) {
@@ -29,6 +35,9 @@ if (process.send) {
     const m = process.memoryUsage();
     return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
   };
+  let session: inspector.Session | null = null;
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session!.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
   const late = (ns: number) => +Math.max(0, ns / 1e6 - RESOLUTION_MS).toFixed(3);
 
   process.on('message', (raw: unknown) => {
@@ -62,6 +71,22 @@ if (process.send) {
       }
       case 'snapshot':
         reply({ file: v8.writeHeapSnapshot() });
+        break;
+      case 'profile-start':
+        if (!session) {
+          session = new inspector.Session();
+          session.connect();
+        }
+        void post('Profiler.enable')
+          .then(() => post('Profiler.setSamplingInterval', { interval: 250 }))
+          .then(() => post('Profiler.start'))
+          .then(() => reply({ ok: true }), (e) => reply({ error: String(e) }));
+        break;
+      case 'profile-stop':
+        void post('Profiler.stop').then((res) => {
+          fs.writeFileSync(req.file!, JSON.stringify((res as { profile: unknown }).profile));
+          reply({ file: req.file });
+        }, (e) => reply({ error: String(e) }));
         break;
       case 'gc': {
         const gc = (globalThis as { gc?: () => void }).gc;

@@ -231,6 +231,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         ...(config.kernelInPlace && store.syncAppends ? {} : { socketPeers: { signer } }),
         limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlThreads: config.sqlThreads, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
         runAhead: config.kernelRunAhead,
+        plainRuns: config.kernelPlainRuns,
         external: config.externalKernels,
         ...kernelCalls,
       })

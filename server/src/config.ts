@@ -65,6 +65,11 @@ export interface ServerConfig {
    * sendAhead); off (`PLEXUS_KERNEL_AHEAD=0`): one round trip per cell, the benchmarks' baseline.
    */
   kernelRunAhead: boolean;
+  /**
+   * A fast cell's run is written whole, as one plain value (runs.ts, recordExec); off
+   * (`PLEXUS_KERNEL_PLAIN_RUNS=0`): as a map of its keys and outputs, the benchmarks' baseline.
+   */
+  kernelPlainRuns: boolean;
   /** Time limit of one cell (ms), JavaScript and SQL. */
   cellTimeoutMs: number;
   /** Memory of a workspace's JavaScript runtime (MB of heap; ArrayBuffers are bounded by the address space). */
@@ -202,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     externalKernels: env.PLEXUS_KERNEL === 'external',
     kernelInPlace: env.PLEXUS_KERNEL_IN_PLACE !== '0',
     kernelRunAhead: env.PLEXUS_KERNEL_AHEAD !== '0',
+    kernelPlainRuns: env.PLEXUS_KERNEL_PLAIN_RUNS !== '0',
     cellTimeoutMs: int(env.PLEXUS_CELL_TIMEOUT_MS, 30_000, 'PLEXUS_CELL_TIMEOUT_MS'),
     cellMemoryMb: int(env.PLEXUS_CELL_MEMORY_MB, 512, 'PLEXUS_CELL_MEMORY_MB'),
     jobMemoryMb: int(env.PLEXUS_JOB_MEMORY_MB, 2048, 'PLEXUS_JOB_MEMORY_MB'),

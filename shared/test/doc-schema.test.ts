@@ -83,3 +83,34 @@ describe('document schema', () => {
     });
   }
 });
+
+describe('a run written whole when it ended (a plain `exec` value, recordExec)', () => {
+  const setExec = (v: unknown) => (d: Y.Doc) => S.getCell(d, 'c_fast')!.map.set('exec', v);
+  const good = { runId: 'k_9', state: 'done', requestId: null, trigger: 'request', requestedBy: { id: 'u_ada' }, count: 3, startedAt: 1, endedAt: 2, durationMs: 1, defines: ['z'], outputs: [{ type: 'text', text: '1' }, { type: 'table', rows: [{ a: 1 }], totalRows: 1 }] };
+
+  it('the kernel may write one; nobody else may', () => {
+    expect(violationsOf('kernel', setExec(good)).update).toEqual([]);
+    for (const writer of ['person', 'agent'] as const) expect(violationsOf(writer, setExec(good)).update.length, writer).toBeGreaterThan(0);
+  });
+
+  it('refuses a plain run that is still running, lacks its id, has keys the schema does not know, or outputs that are not outputs', () => {
+    const bad: unknown[] = [
+      { ...good, state: 'running' },
+      { ...good, runId: undefined },
+      { ...good, runId: '' },
+      { ...good, extra: 1 },
+      { ...good, outputs: 'text' },
+      { ...good, outputs: [{ text: 'no type' }] },
+      { ...good, outputs: [{ type: 'text', text: 5 }] },
+      { ...good, outputs: undefined },
+      { ...good, reason: 'x'.repeat(2001) },
+      'done',
+      ['k_9', 'done'],
+    ];
+    for (const v of bad) {
+      const { update, doc } = violationsOf('kernel', setExec(v));
+      expect(update.length, JSON.stringify(v)).toBeGreaterThan(0);
+      expect(doc.length, JSON.stringify(v)).toBeGreaterThan(0); // and whole documents holding it are refused too
+    }
+  });
+});

@@ -61,6 +61,10 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   const sql = () => S.getCell(doc, 'c_sql')!;
   S.cancelExec(doc, sql(), { runId: 'k_0', requestId: null, trigger: 'upstream', requestedBy: null, count: 0, generation: 1, sourceHash: 'h', source: 'select 1', defines: [], reason: 'upstream failed' }, [{ type: 'error', name: 'Error', message: 'upstream failed' }], kernel);
   S.setPending(doc, sql(), { runId: 'k_2', requestId: null, trigger: 'upstream', requestedBy: null, queuedAt: 8 }, kernel);
+  // A fast cell's run, written whole when it ended: one plain value.
+  S.createCell(doc, { kind: 'code', source: 'z = 3', author: 'u_ada', id: 'c_fast' as S.CellId }, person);
+  S.recordExec(doc, S.getCell(doc, 'c_fast')!, { runId: 'k_3', requestId: null, trigger: 'upstream', requestedBy: ada, count: 2, generation: 1, startedAt: 9, sourceHash: 'h3', source: 'z = 3', defines: [] },
+    { state: 'done', defines: ['z'], outputs: [{ type: 'text', text: '3' }, { type: 'table', columns: [{ name: 'a', type: 'INTEGER' }], rows: [{ a: 1 }], totalRows: 1 }] }, kernel);
   S.requestRunAll(doc, ada, person);
   S.requestRunStale(doc, ada, person);
   S.requestInterrupt(doc, { id: 'agent' }, agent);

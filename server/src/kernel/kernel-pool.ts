@@ -28,6 +28,8 @@ export interface KernelPoolOptions {
   limits: KernelLimits;
   /** Chains of trivial JavaScript cells go to the runner as one batch (default; `PLEXUS_KERNEL_AHEAD=0`: one round trip per cell). */
   runAhead?: boolean;
+  /** Fast cells' runs written as one plain value (default; `PLEXUS_KERNEL_PLAIN_RUNS=0`: as a map). */
+  plainRuns?: boolean;
   /** First uid of the per-workspace range (root only). */
   uidBase?: number;
   /** Most kernels at once (each has its own uid slot); default: no limit. */
@@ -123,6 +125,7 @@ export class KernelPool {
         uid: sandboxCaps().setpriv ? (this.opts.uidBase ?? UID_BASE) + slot : undefined,
         limits: this.opts.limits,
         runAhead: this.opts.runAhead,
+        plainRuns: this.opts.plainRuns,
         log: this.opts.log,
         sample: this.opts.sample?.(id),
         jobs: this.opts.jobs,

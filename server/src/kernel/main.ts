@@ -71,6 +71,7 @@ const pool = new KernelPool({
   log,
   limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlThreads: config.sqlThreads, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
   runAhead: config.kernelRunAhead,
+  plainRuns: config.kernelPlainRuns,
   // Processes on one machine need disjoint ranges: set it; the default spreads them by pid.
   uidBase: positive('PLEXUS_KERNEL_UID_BASE', 300_000 + (process.pid % 4096) * KERNELS_PER_PROCESS),
   sample: calls.sample,

@@ -70,6 +70,8 @@ export interface WorkspaceKernelOptions {
   jobs?: WorkspaceJobCaller;
   /** Send chains of trivial JavaScript cells to the runner ahead, one batch per chain (default true; false: one round trip per cell, the benchmarks' baseline). */
   runAhead?: boolean;
+  /** Write a fast cell's run whole, as one plain value (default true; false: as a map of keys and outputs, the benchmarks' baseline). */
+  plainRuns?: boolean;
 }
 
 /** Starts or reads an analysis job of workspace `ws` for a cell run requested by `by`. */
@@ -542,10 +544,7 @@ export class WorkspaceKernel {
   /** Records a run that could not start (structural error, failed input) with its reason. */
   private failWithoutRunning(cell: CellView, item: QueueItem, state: 'error' | 'cancelled', message: string, name = 'Error'): void {
     const source = this.source(cell);
-    this.writes.now(() => {
-      const run = startExec(this.doc, cell, this.execInfo(item, source, false), KERNEL_ORIGIN);
-      finishExec(run, { state, reason: message, outputs: [{ type: 'error', name, message }] }, KERNEL_ORIGIN);
-    });
+    this.writes.now(() => recordExec(this.doc, cell, this.execInfo(item, source, false), { state, reason: message, outputs: [{ type: 'error', name, message }] }, KERNEL_ORIGIN));
   }
 
   private execInfo(item: QueueItem, { run: src, hash }: CellSourceParts, counted: boolean) {
@@ -764,7 +763,7 @@ export class WorkspaceKernel {
       const end = { state: outcome.ok ? ('done' as const) : ('error' as const), defines: outcome.defines, outputs };
       this.writes.soon(() => {
         // Nothing of this run written yet (a fast cell): its final record in one go.
-        if (!run && !buffer.length) return void (run = recordExec(this.doc, cell, info, end, KERNEL_ORIGIN));
+        if (!run && !buffer.length && this.opts.plainRuns !== false) return recordExec(this.doc, cell, info, end, KERNEL_ORIGIN);
         const m = begin();
         if (buffer.length) for (const p of buffer.splice(0)) appendStream(m, p.name, p.text, KERNEL_ORIGIN);
         finishExec(m, end, KERNEL_ORIGIN);

@@ -343,3 +343,42 @@ describe('kernel scheduling on an in-memory document', () => {
     expect(live.size).toBe(0);
   });
 });
+
+describe('how a run is written', () => {
+  const execValue = (doc: Y.Doc, id: string) => getCell(doc, id)!.map.get('exec');
+
+  it('a chain of fast cells: each run written once, whole, as one plain value (not a map of keys and outputs)', async () => {
+    const { doc, clock, engines, run } = setUp();
+    engines.auto = (r) => ({ outputs: [textOutput(`out of ${r.cellId}`)] });
+    const ids = [addCell(doc, 'code', 'const x = 1;'), addCell(doc, 'code', 'const y = x + 1;'), addCell(doc, 'code', 'y * 2')];
+    await clock.settle();
+    requestRun(doc, ids[0]!, alice, aliceOrigin);
+    await clock.settle();
+    for (const id of ids) {
+      expect(execValue(doc, id)).not.toBeInstanceOf(Y.Map);
+      expect(run(id)).toMatchObject({ state: 'done', exec: { state: 'done', requestedBy: { id: 'alice' } } });
+      expect(shown(run(id))).toBe(`out of ${id}`);
+    }
+    expect(new Set(ids.map((id) => run(id).exec!.runId)).size).toBe(3);
+  });
+
+  it('a run that takes a while shows `running` at once as a map, then ends in it; the next fast run of the cell is plain again', async () => {
+    const { doc, clock, engines, run } = setUp();
+    const a = addCell(doc, 'code', 'slow()');
+    await clock.settle();
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    expect(run(a).state).toBe('running');
+    expect(execValue(doc, a)).toBeInstanceOf(Y.Map);
+    engines.open[0]!.finish({ outputs: [textOutput('slow result')] });
+    await clock.settle();
+    expect(run(a).state).toBe('done');
+    expect(shown(run(a))).toBe('slow result');
+    expect(execValue(doc, a)).toBeInstanceOf(Y.Map);
+    engines.auto = () => ({ outputs: [textOutput('fast result')] });
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    expect(shown(run(a))).toBe('fast result');
+    expect(execValue(doc, a)).not.toBeInstanceOf(Y.Map);
+  });
+});

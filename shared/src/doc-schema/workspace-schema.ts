@@ -176,6 +176,26 @@ const exec = record('a cell run', {
   outputs: field(list('outputs', output, { insert: KERNEL, remove: KERNEL }), KERNEL),
 });
 
+/** A run written whole when it ended (runs.ts, recordExec): the same keys as `exec`, and its outputs, as one plain value. */
+const plainOutput = z.strictObject({ type: z.string().max(40), text: z.string().optional() }).catchall(anyJson);
+export const finishedRun = z.strictObject({
+  runId: id,
+  state: z.enum(['done', 'error', 'cancelled']),
+  requestId: z.string().nullable().optional(),
+  trigger: runTrigger.optional(),
+  requestedBy: requester.optional(),
+  count: count.optional(),
+  generation: count.optional(),
+  startedAt: time.optional(),
+  endedAt: time.nullable().optional(),
+  durationMs: z.number().nullable().optional(),
+  sourceHash: z.string().max(64).optional(),
+  source: z.string().optional(),
+  defines: z.array(z.string()).optional(),
+  reason: str(2000).optional(),
+  outputs: z.array(plainOutput),
+});
+
 const cell = record('a cell', {
   id: field(json('a cell id', id), NOBODY, { required: true }),
   // Only keys written once, at creation, are required: Yjs' undo racing a concurrent overwrite can
@@ -189,7 +209,7 @@ const cell = record('a cell', {
   run: field(json('a run request', runRequest), COLLABORATORS),
   ack: field(json('a request id', z.string().max(200)), KERNEL),
   pending: field(json('a queued run', pendingRun), KERNEL),
-  exec: field(exec, KERNEL),
+  exec: field(oneOf('a cell run', exec, json('a finished cell run', finishedRun)), KERNEL),
   stale: field(json('a staleness mark', staleMark), KERNEL),
   // Imported from Jupyter (the server's import): the original cell, and the language of code
   // Plexus cannot run (absent: JavaScript).

@@ -9,7 +9,7 @@
  * | cell map | `run` | anyone | `RunRequest` — "run this cell (and its dependents)" |
  * | cell map | `ack` | kernel | id of the last request the kernel took into account |
  * | cell map | `pending` | kernel | `PendingRun` while the cell waits in the kernel's queue, else absent |
- * | cell map | `exec` | kernel | Y.Map of the latest run: `ExecInfo` keys + `outputs` (Y.Array<Y.Map>) |
+ * | cell map | `exec` | kernel | the latest run: a Y.Map of `ExecInfo` keys + `outputs` (Y.Array<Y.Map>) while it can still change, or one plain `FinishedRun` value for a run written whole when it ended |
  * | cell map | `stale` | kernel | `StaleMark` when an input of the last run vanished or the kernel lost its state |
  * | `kernel` root | `runAll` `runStale` `interrupt` `restart` | anyone | `KernelCommand` |
  * | `kernel` root | `status` | kernel | `KernelStatus` |
@@ -21,6 +21,10 @@
  * (one run, never two in flight). A request made after seeing that run start is a new run, queued
  * after it. Each run replaces `exec` with a new Y.Map: writes of a superseded or cancelled run go to
  * the replaced map and change nothing anyone sees, and writes to a deleted cell cannot resurrect it.
+ * A run that started and ended before anything of it was written (a fast cell, most of a reactive
+ * chain) is written once, as a plain value: one item in the document instead of a map, a dozen
+ * keys, an output list and a map per output — a fraction of the work for every replica that
+ * validates, stores, sends, applies and loads it. Readers see the same `ExecInfo` and outputs.
  */
 import * as Y from 'yjs';
 import { randomId } from '../ids.ts';
@@ -93,6 +97,9 @@ export interface ExecInfo {
   /** Cancelled runs: why (superseded, upstream failed, interrupted, ...). */
   reason?: string;
 }
+
+/** A run written whole when it ended (recordExec): its `ExecInfo` and its outputs, as plain values. */
+export type FinishedRun = ExecInfo & { outputs: CellOutput[] };
 
 /** A kernel-set staleness mark: the last run's inputs are gone or the kernel lost its values. */
 export interface StaleMark {
@@ -221,17 +228,21 @@ export function readKernelStatus(doc: Y.Doc): KernelStatus {
   return { state: 'offline', generation: 0, count: 0, current: null, queue: [], handled: {}, limits: { timeoutMs: 0, memoryMb: 0 }, sandbox: [], updatedAt: 0 };
 }
 
-function execMap(cell: CellView): Y.Map<unknown> | null {
+/** The cell's `exec` value: a run's map, or a run written whole (a plain object), or null. */
+function execValue(cell: CellView): Y.Map<unknown> | Record<string, unknown> | null {
   const m = cell.map.get('exec');
-  return m instanceof Y.Map ? m : null;
+  if (m instanceof Y.Map) return m;
+  return m && typeof m === 'object' && !Array.isArray(m) && !(m instanceof Y.AbstractType) ? (m as Record<string, unknown>) : null;
 }
 
 /** The latest run of a cell, without its outputs. */
 export function readExec(cell: CellView): ExecInfo | null {
-  const m = execMap(cell);
-  if (!m || typeof m.get('runId') !== 'string') return null;
+  const m = execValue(cell);
+  if (!m) return null;
   const o: Record<string, unknown> = {};
-  m.forEach((v, k) => k !== 'outputs' && (o[k] = v));
+  if (m instanceof Y.Map) m.forEach((v, k) => k !== 'outputs' && (o[k] = v));
+  else for (const k in m) if (k !== 'outputs') o[k] = m[k];
+  if (typeof o.runId !== 'string') return null;
   // A run restored by an undo racing the kernel can lack its latest state: it ended, somehow.
   if (typeof o.state !== 'string') o.state = 'cancelled';
   return o as unknown as ExecInfo;
@@ -239,7 +250,13 @@ export function readExec(cell: CellView): ExecInfo | null {
 
 /** The outputs of the latest run. */
 export function readOutputs(cell: CellView): CellOutput[] {
-  const arr = execMap(cell)?.get('outputs');
+  const m = execValue(cell);
+  if (!m) return [];
+  if (!(m instanceof Y.Map)) {
+    const outs = m.outputs;
+    return Array.isArray(outs) ? outs.filter((o): o is CellOutput => !!o && typeof o === 'object' && typeof (o as { type?: unknown }).type === 'string') : [];
+  }
+  const arr = m.get('outputs');
   if (!(arr instanceof Y.Array)) return [];
   return arr.toArray().map(mapToOutput).filter((o): o is CellOutput => o !== null);
 }
@@ -326,22 +343,18 @@ export function startExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'stat
 
 /**
  * A run that started and ended before anything of it was written (a fast cell): its final record
- * in one write — what startExec then finishExec leave, without writing each ended field twice.
+ * in one write, as one plain `FinishedRun` value (see the header) — never changed afterwards.
  */
-export function recordExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'state' | 'endedAt' | 'durationMs'>, end: { state: Exclude<ExecState, 'running'>; defines?: string[]; reason?: string; outputs?: CellOutput[] }, origin: Origin): Y.Map<unknown> {
-  const m = new Y.Map<unknown>();
+export function recordExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'state' | 'endedAt' | 'durationMs'>, end: { state: Exclude<ExecState, 'running'>; defines?: string[]; reason?: string; outputs?: CellOutput[] }, origin: Origin): void {
   const endedAt = Date.now();
-  const fields = { ...info, state: end.state, endedAt, durationMs: endedAt - Number(info.startedAt ?? endedAt), ...(end.defines ? { defines: end.defines } : {}), ...(end.reason ? { reason: end.reason } : {}) };
+  const run: Record<string, unknown> = { ...info, state: end.state, endedAt, durationMs: endedAt - Number(info.startedAt ?? endedAt), ...(end.defines ? { defines: end.defines } : {}), ...(end.reason ? { reason: end.reason } : {}) };
+  for (const k of Object.keys(run)) if (run[k] === undefined) delete run[k];
+  run.outputs = (end.outputs ?? []).map((o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)));
   doc.transact(() => {
-    for (const [k, v] of Object.entries(fields)) if (v !== undefined) m.set(k, v);
-    const outputs = new Y.Array<Y.Map<unknown>>();
-    if (end.outputs?.length) outputs.push(end.outputs.map(outputToMap));
-    m.set('outputs', outputs);
-    cell.map.set('exec', m);
+    cell.map.set('exec', run);
     if (cell.map.has('pending')) cell.map.delete('pending');
     if (cell.map.has('stale')) cell.map.delete('stale');
   }, origin);
-  return m;
 }
 
 /** Records a run that never started (upstream failed, cycle, deleted input...) as cancelled. */
@@ -398,8 +411,9 @@ export function finishExec(run: Y.Map<unknown>, end: { state: Exclude<ExecState,
 export function abandonKernelMarks(doc: Y.Doc, cell: CellView, reason: string, origin: Origin): void {
   doc.transact(() => {
     if (cell.map.has('pending')) cell.map.delete('pending');
-    const ex = execMap(cell);
-    if (ex && ex.get('state') === 'running') {
+    const ex = execValue(cell);
+    // (A run written whole has ended: only a map can still say `running`.)
+    if (ex instanceof Y.Map && ex.get('state') === 'running') {
       ex.set('state', 'cancelled');
       ex.set('reason', reason);
     }
