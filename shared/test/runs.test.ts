@@ -136,3 +136,18 @@ describe('data registry', () => {
     expect(listTables(doc).map((t) => t.name)).toEqual(['b']);
   });
 });
+
+describe('a run written whole', () => {
+  it('reads like a run written as a map; changing what a reader got changes nothing in the document', () => {
+    const doc = new Y.Doc();
+    const id = createCell(doc, { kind: 'code', source: 'x', author: 'a' }, alice);
+    recordExec(doc, getCell(doc, id)!, execInfo(doc, id, 'r1'), { state: 'done', defines: ['x'], outputs: [{ type: 'text', text: '1' }] }, KERNEL_ORIGIN);
+    const first = readCellRun(doc, id)!;
+    expect(first).toMatchObject({ state: 'done', exec: { runId: 'r1', defines: ['x'] }, outputs: [{ type: 'text', text: '1' }] });
+    (first.outputs[0] as { text: string }).text = 'changed by a reader';
+    expect(readCellRun(doc, id)!.outputs).toEqual([{ type: 'text', text: '1' }]);
+    const replica = new Y.Doc();
+    Y.applyUpdate(replica, Y.encodeStateAsUpdate(doc));
+    expect(readCellRun(replica, id)!.outputs).toEqual([{ type: 'text', text: '1' }]);
+  });
+});

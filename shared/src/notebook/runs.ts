@@ -254,7 +254,8 @@ export function readOutputs(cell: CellView): CellOutput[] {
   if (!m) return [];
   if (!(m instanceof Y.Map)) {
     const outs = m.outputs;
-    return Array.isArray(outs) ? outs.filter((o): o is CellOutput => !!o && typeof o === 'object' && typeof (o as { type?: unknown }).type === 'string') : [];
+    // Copies: the objects are the document's own (a reader changing one must not change it).
+    return Array.isArray(outs) ? outs.filter((o): o is CellOutput => !!o && typeof o === 'object' && typeof (o as { type?: unknown }).type === 'string').map((o) => ({ ...o })) : [];
   }
   const arr = m.get('outputs');
   if (!(arr instanceof Y.Array)) return [];
