@@ -31,10 +31,20 @@ registerServerDir(os.homedir(), '<home dir>');
  */
 const ABSOLUTE_PATH = /(^|[\s"'`(=:,[{])\/(?!(?:api|volumes|yjs)\/|collab\b)[A-Za-z0-9._~-][^\s"'`)\]},;]*/g;
 
+const dirPatterns = new Map<string, RegExp>();
+/** `dir` where the next character cannot continue its last name (end, `/`, a quote, a space...). */
+function dirPattern(dir: string): RegExp {
+  let re = dirPatterns.get(dir);
+  if (!re) dirPatterns.set(dir, (re = new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9._~-])`, 'g')));
+  re.lastIndex = 0;
+  return re;
+}
+
 /** The text with every server directory and any other absolute path replaced by a label. */
 export function redactServerPaths(text: string): string {
   let out = text;
-  for (const [dir, label] of serverDirs) if (out.includes(dir)) out = out.split(dir).join(label);
+  // A directory only as a whole path segment: `/tmp/x` is not in `/tmp/x.duckdb`.
+  for (const [dir, label] of serverDirs) if (out.includes(dir)) out = out.replace(dirPattern(dir), label);
   return out.replace(ABSOLUTE_PATH, (_m, lead: string) => `${lead}<server path>`);
 }
 

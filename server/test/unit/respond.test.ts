@@ -17,6 +17,10 @@ describe('redactServerPaths', () => {
       "IO Error: No files found that match the pattern '<server path>'",
     );
     expect(redactServerPaths('ENOENT: no such file or directory, open /etc/passwd')).toBe('ENOENT: no such file or directory, open <server path>');
+    // A registered directory only as a whole path segment: a sibling whose name starts the same is another path.
+    registerServerDir(path.join(os.tmpdir(), 'x'), '<x dir>');
+    expect(redactServerPaths(`cannot open ${path.join(os.tmpdir(), 'x.duckdb')} or ${path.join(os.tmpdir(), 'x', 'y.duckdb')}`)).toBe('cannot open <temp dir>/x.duckdb or <x dir>/y.duckdb');
+    expect(redactServerPaths('read /srv/plexus-data2/secret and "/srv/plexus-data"')).toBe('read <server path> and "<data dir>"');
     const kept = 'refused volume path: /volumes/../x; see /api/workspaces and /collab; 3/4 rows, a / b, and/or';
     expect(redactServerPaths(kept)).toBe(kept);
   });
