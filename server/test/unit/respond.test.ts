@@ -18,8 +18,10 @@ describe('redactServerPaths', () => {
     );
     expect(redactServerPaths('ENOENT: no such file or directory, open /etc/passwd')).toBe('ENOENT: no such file or directory, open <server path>');
     // A registered directory only as a whole path segment: a sibling whose name starts the same is another path.
-    registerServerDir(path.join(os.tmpdir(), 'x'), '<x dir>');
-    expect(redactServerPaths(`cannot open ${path.join(os.tmpdir(), 'x.duckdb')} or ${path.join(os.tmpdir(), 'x', 'y.duckdb')}`)).toBe('cannot open <temp dir>/x.duckdb or <x dir>/y.duckdb');
+    // (A name no checkout or working directory has: the server's own directory is registered too.)
+    const dir = path.join(os.tmpdir(), `redact-test-${process.pid}`);
+    registerServerDir(dir, '<test dir>');
+    expect(redactServerPaths(`cannot open ${dir}.duckdb or ${path.join(dir, 'y.duckdb')}`)).toBe(`cannot open <temp dir>/redact-test-${process.pid}.duckdb or <test dir>/y.duckdb`);
     expect(redactServerPaths('read /srv/plexus-data2/secret and "/srv/plexus-data"')).toBe('read <server path> and "<data dir>"');
     const kept = 'refused volume path: /volumes/../x; see /api/workspaces and /collab; 3/4 rows, a / b, and/or';
     expect(redactServerPaths(kept)).toBe(kept);
