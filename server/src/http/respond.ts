@@ -36,7 +36,6 @@ const dirPatterns = new Map<string, RegExp>();
 function dirPattern(dir: string): RegExp {
   let re = dirPatterns.get(dir);
   if (!re) dirPatterns.set(dir, (re = new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9._~-])`, 'g')));
-  re.lastIndex = 0;
   return re;
 }
 

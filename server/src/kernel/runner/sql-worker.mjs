@@ -137,7 +137,6 @@ async function query(msg) {
         }
         materialized = true;
       } catch (e) {
-        reader = undefined;
         const prepared = await conn.prepare(last).catch(() => null);
         if (!prepared || prepared.statementType === StatementType.SELECT) throw e;
       }
