@@ -81,7 +81,14 @@ interface Sample {
   ready: number;
   interactive: number;
   synced: number;
+  /** The client's own marks (collab/session.ts), ms from navigation start (NaN: not reached). */
+  marks: Record<string, number>;
 }
+
+const p50Finite = (xs: number[]) => (xs.some(Number.isFinite) ? pct(xs.filter(Number.isFinite), 50) : NaN);
+
+/** The session's marks, in the order they normally come: where the time to an editable notebook goes. */
+const MARKS = ['session-start', 'idb-synced', 'state-fetched', 'state-applied', 'server-synced'] as const;
 
 async function measureSize(server: Server, CELLS: number, ws: string, state: 'idle' | 'open'): Promise<void> {
   // `open`: another person has the workspace open for the whole case.
@@ -108,8 +115,8 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
       const doc = (window as unknown as { __plexus?: { doc: Y.Doc } }).__plexus?.doc;
       return !!doc && [...doc.getMap<Y.Map<unknown>>('cells').values()].some((c) => String(c.get('source')).includes('x'));
     });
-    const synced = await page.evaluate(() => performance.getEntriesByName('plexus:server-synced')[0]?.startTime ?? NaN);
-    return { visible, ready, interactive, synced };
+    const marks = await page.evaluate((names) => Object.fromEntries(names.map((n) => [n, performance.getEntriesByName(`plexus:${n}`)[0]?.startTime ?? NaN])), [...MARKS]);
+    return { visible, ready, interactive, synced: marks['server-synced']!, marks };
   };
   const initScript = (mode: 'fast' | 'baseline') => {
     if (mode === 'baseline') localStorage.setItem('plexus.fastOpen', '0');
@@ -139,8 +146,8 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
   }
   await browser.close();
   holder?.destroy();
-  const p50 = (xs: Sample[], k: keyof Sample) => pct(xs.map((x) => x[k]), 50);
-  const max = (xs: Sample[], k: keyof Sample) => Math.max(...xs.map((x) => x[k]));
+  const p50 = (xs: Sample[], k: Exclude<keyof Sample, 'marks'>) => pct(xs.map((x) => x[k]), 50);
+  const max = (xs: Sample[], k: Exclude<keyof Sample, 'marks'>) => Math.max(...xs.map((x) => x[k]));
   console.log(`\n${CELLS} cells, server ${state === 'idle' ? 'idle (loads the workspace from storage)' : 'has the workspace open'} — ms from navigation start, p50 (max)`);
   console.log('mode      cache  first cell visible   document ready     interactive        server synced');
   for (const cache of ['cold', 'warm'] as const) {
@@ -149,6 +156,10 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
       console.log(
         `${mode.padEnd(9)} ${cache.padEnd(5)}  ${`${p50(xs, 'visible').toFixed(0)} (${max(xs, 'visible').toFixed(0)})`.padEnd(19)}  ${`${p50(xs, 'ready').toFixed(0)} (${max(xs, 'ready').toFixed(0)})`.padEnd(17)}  ${`${p50(xs, 'interactive').toFixed(0)} (${max(xs, 'interactive').toFixed(0)})`.padEnd(17)}  ${p50(xs, 'synced').toFixed(0)}`,
       );
+    }
+    for (const mode of MODES) {
+      const xs = results.get(mode)![cache];
+      console.log(`  ${mode} ${cache} marks (p50): ${MARKS.map((m) => `${m} ${p50Finite(xs.map((x) => x.marks[m] ?? NaN)).toFixed(0)}`).join(', ')}`);
     }
     if (MODES.length === 2) {
       const [a, b] = MODES.map((m) => results.get(m)![cache]) as [Sample[], Sample[]];

@@ -138,6 +138,48 @@ test('a browser that keeps a synced copy does not fetch the whole document again
   expect(states).toHaveLength(1);
 });
 
+test('the fetched document is kept in this browser as it came: the next visit shows it with the socket held', async ({ plexus, actor }) => {
+  const { workspace } = await plexus.createWorkspace('kept as fetched', [{ kind: 'code', source: 'const kept = 1;' }, { kind: 'sql', source: 'SELECT 2 AS two', name: 'twos' }]);
+  const alice = await actor(ALICE);
+  let holdSocket = false;
+  await alice.page.routeWebSocket(/\/collab/, (ws: WebSocketRoute) => {
+    if (!holdSocket) ws.connectToServer();
+  });
+  // The document is let through once this browser's local copy is open: it is then applied
+  // without an 'update' event, and the session stores the fetched bytes itself (quietApply.ts).
+  await alice.page.route(/\/api\/workspaces\/[^/]+\/state$/, async (route) => {
+    await alice.page.waitForFunction(() => performance.getEntriesByName('plexus:idb-synced').length > 0);
+    await route.continue();
+  });
+  await openWorkspace(alice.page, plexus, workspace.id);
+  expect(await alice.page.evaluate(() => {
+    const [copyOpen] = performance.getEntriesByName('plexus:idb-synced');
+    const [applied] = performance.getEntriesByName('plexus:state-applied');
+    return !!copyOpen && !!applied && copyOpen.startTime < applied.startTime;
+  })).toBe(true);
+  await expect(alice.page.getByTestId('cell')).toHaveCount(2);
+  // The copy holds the document (y-indexeddb itself stored only its empty start): the largest entry
+  // of its `updates` store, once written.
+  const largestEntry = (id: string) =>
+    alice.page.evaluate(async (ws) => {
+      const name = (await indexedDB.databases()).map((d) => d.name ?? '').find((n) => n.includes(ws));
+      if (!name) return 0;
+      const db = await new Promise<IDBDatabase>((ok, fail) => Object.assign(indexedDB.open(name), { onsuccess(this: IDBOpenDBRequest) { ok(this.result); }, onerror: fail }));
+      const all = await new Promise<Uint8Array[]>((ok, fail) => Object.assign(db.transaction('updates').objectStore('updates').getAll(), { onsuccess(this: IDBRequest) { ok(this.result); }, onerror: fail }));
+      db.close();
+      return Math.max(0, ...all.map((u) => u.byteLength));
+    }, id);
+  await expect.poll(() => largestEntry(workspace.id)).toBeGreaterThan(200);
+  // The next visit: no document request (a local copy), and no socket: what shows is the copy.
+  holdSocket = true;
+  await alice.page.reload();
+  await expect(alice.page.getByTestId('doc-ready')).toBeVisible();
+  await expect(alice.page.getByTestId('cell')).toHaveCount(2);
+  await expect(alice.page.getByTestId('notebook')).toContainText('const kept = 1;');
+  await expect(alice.page.getByTestId('notebook')).toContainText('SELECT 2 AS two');
+  expect(await alice.page.evaluate(() => (globalThis as any).__plexus.provider.isSynced)).toBe(false);
+});
+
 test('a first screen that is not one (a proxy page, a server error) changes nothing: the workspace opens', async ({ plexus, actor }) => {
   const { workspace } = await plexus.createWorkspace('odd first screen', [{ kind: 'code', source: 'x = 1' }]);
   const alice = await actor(ALICE);

@@ -3,7 +3,7 @@ import * as Y from 'yjs';
 import {
   KERNEL_ORIGIN, appendStream, createCell, deleteCell, finishExec, getCell, listCells, pendingRequests, pushOutputs, readCellRun,
   readCommand, readKernelStatus, requestRestart, requestRun, requestRunAll, runSource, setCellName, setCellSource, setPending,
-  setStale, sourceHash, staleCells, startExec, tableNameFromFile, userOrigin, registerTable, listTables, ackRequest, recordExec,
+  setStale, sourceHash, staleCells, startExec, tableNameFromFile, userOrigin, registerTable, listTables, ackRequest, recordExec, SETTLE_MAX_WRITTEN_CHARS,
 } from '../src/index.ts';
 
 const alice = userOrigin('alice');
@@ -86,6 +86,53 @@ describe('exec state and outputs', () => {
     setCellSource(doc, id, 'rows.length', alice);
     expect(readCellRun(doc, id)!.stale).toBe(true);
     expect(staleCells(doc)).toEqual([id]);
+  });
+  it('a run written while it ran is settled when it ends: one plain value with every output in order, its map collected', () => {
+    const doc = new Y.Doc();
+    const peer = new Y.Doc();
+    doc.on('update', (u: Uint8Array) => Y.applyUpdate(peer, u));
+    const id = createCell(doc, { kind: 'code', source: 'slow()', author: 'a' }, alice);
+    // Items the document holds that still carry content (not deleted, not collected).
+    const liveItems = (d: Y.Doc) => Y.decodeUpdate(Y.encodeStateAsUpdate(d)).structs.filter((x) => x instanceof Y.Item && !(x.content instanceof Y.ContentDeleted)).length;
+    const bare = liveItems(doc);
+    const run = startExec(doc, getCell(doc, id)!, { ...execInfo(doc, id, 'r1'), startedAt: Date.now() - 50 }, KERNEL_ORIGIN);
+    appendStream(run, 'stdout', 'step 1\n', KERNEL_ORIGIN);
+    appendStream(run, 'stdout', 'step 2\n', KERNEL_ORIGIN);
+    pushOutputs(run, [{ type: 'table', columns: [{ name: 'x', type: 'number' }], rows: [{ x: 1 }], totalRows: 1 }], KERNEL_ORIGIN);
+    appendStream(run, 'stderr', 'careful', KERNEL_ORIGIN);
+    expect(getCell(doc, id)!.map.get('exec')).toBeInstanceOf(Y.Map);
+    expect(readCellRun(doc, id)!.state).toBe('running');
+    expect(liveItems(doc) - bare).toBeGreaterThan(15);
+    finishExec(run, { state: 'error', defines: ['rows'], reason: 'it failed', outputs: [{ type: 'error', name: 'Error', message: 'boom' }] }, KERNEL_ORIGIN);
+    for (const d of [doc, peer]) {
+      expect(getCell(d, id)!.map.get('exec')).not.toBeInstanceOf(Y.Map);
+      const v = readCellRun(d, id)!;
+      expect(v.state).toBe('error');
+      expect(v.exec).toMatchObject({ runId: 'r1', state: 'error', defines: ['rows'], reason: 'it failed', requestedBy: who });
+      expect(v.exec!.durationMs).toBeGreaterThanOrEqual(50);
+      expect(v.outputs).toEqual([
+        { type: 'stream', name: 'stdout', text: 'step 1\nstep 2\n' },
+        { type: 'table', columns: [{ name: 'x', type: 'number' }], rows: [{ x: 1 }], totalRows: 1 },
+        { type: 'stream', name: 'stderr', text: 'careful' },
+        { type: 'error', name: 'Error', message: 'boom' },
+      ]);
+    }
+    // The run is one item now: its map, keys and outputs were collected.
+    expect(liveItems(doc) - bare).toBe(1);
+    expect(liveItems(peer)).toBe(liveItems(doc));
+  });
+  it('a run that already wrote more outputs than are worth sending again ends in its map', () => {
+    const doc = new Y.Doc();
+    const id = createCell(doc, { kind: 'code', source: 'print()', author: 'a' }, alice);
+    const run = startExec(doc, getCell(doc, id)!, execInfo(doc, id, 'r1'), KERNEL_ORIGIN);
+    const chunk = 'x'.repeat(64 * 1024);
+    for (let i = 0; i * chunk.length <= SETTLE_MAX_WRITTEN_CHARS; i++) appendStream(run, 'stdout', chunk, KERNEL_ORIGIN);
+    finishExec(run, { state: 'done', outputs: [{ type: 'text', text: 'end' }] }, KERNEL_ORIGIN);
+    expect(getCell(doc, id)!.map.get('exec')).toBe(run);
+    const v = readCellRun(doc, id)!;
+    expect(v.state).toBe('done');
+    expect(v.outputs.map((o) => o.type)).toEqual(['stream', 'text']);
+    expect((v.outputs[0] as { text: string }).text.length).toBeGreaterThan(SETTLE_MAX_WRITTEN_CHARS);
   });
   it('kernel stale marks and SQL renames make outputs stale', () => {
     const doc = new Y.Doc();

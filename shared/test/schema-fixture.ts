@@ -57,6 +57,11 @@ export function buildFixture(onWrite?: (w: FixtureWrite) => void, on?: Y.Doc): Y
   S.appendStream(run, 'stdout', 'again\n', kernel);
   S.pushOutputs(run, [{ type: 'table', columns: [{ name: 'a', type: 'INTEGER' }], rows: [{ a: 1 }], totalRows: 1 }, { type: 'image', mime: 'image/png', data: 'iVBORw0KGgo=' }], kernel);
   S.finishExec(run, { state: 'done', defines: ['x', 'y'], outputs: [{ type: 'text', text: '2' }] }, kernel);
+  // A run still going: its map, with a stream it writes into.
+  S.createCell(doc, { kind: 'code', source: 'slow()', author: 'u_ada', id: 'c_live' as S.CellId }, person);
+  const live = S.startExec(doc, S.getCell(doc, 'c_live')!, { runId: 'k_4', requestId: null, trigger: 'run-all', requestedBy: ada, count: 3, generation: 1, startedAt: 10, sourceHash: 'h4', source: 'slow()', defines: [] }, kernel);
+  S.appendStream(live, 'stderr', 'working\n', kernel);
+  S.pushOutputs(live, [{ type: 'text', text: 'half way' }], kernel);
   S.setStale(doc, code(), { reason: 'inputs changed', names: ['z'], at: 4 }, kernel);
   const sql = () => S.getCell(doc, 'c_sql')!;
   S.cancelExec(doc, sql(), { runId: 'k_0', requestId: null, trigger: 'upstream', requestedBy: null, count: 0, generation: 1, sourceHash: 'h', source: 'select 1', defines: [], reason: 'upstream failed' }, [{ type: 'error', name: 'Error', message: 'upstream failed' }], kernel);

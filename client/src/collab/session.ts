@@ -28,6 +28,7 @@ import type { Workspace } from '../api/workspaces.ts';
 import type { LocalUser } from '../state/user.ts';
 import { classifyAuthFailure, classifyProblem, type SessionProblem } from './problems.ts';
 import { markLocalCopy } from './localCopies.ts';
+import { applyWithoutUpdateEvent, storeUpdateBytes } from './quietApply.ts';
 
 export type ConnectionStatus = 'connected' | 'connecting' | 'offline';
 
@@ -177,7 +178,12 @@ export class WorkspaceSession {
       void initialState.then((state) => {
         if (state && !this.destroyed && !this.provider.isSynced) {
           try {
-            Y.applyUpdate(this.doc, state, this.provider);
+            performance.mark('plexus:state-fetched');
+            // Once y-indexeddb has opened the local copy it stores only what the 'update' event
+            // brings; before, it stores the whole document itself when it opens (fetched state included).
+            const copyOpen = this.idb.synced;
+            applyWithoutUpdateEvent(this.doc, state, this.provider);
+            if (copyOpen) storeUpdateBytes(this.idb, state).catch((e) => console.warn('Plexus: the fetched document could not be kept in this browser; it will be synced again next time', e));
             performance.mark('plexus:state-applied');
             this.stateApplied = true;
             this.update();

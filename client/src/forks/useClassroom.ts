@@ -33,8 +33,9 @@ export const useHand = (doc: Y.Doc): RaisedHand | null => useClassroomValue(doc,
 export function useForkedFrom(doc: Y.Doc): ForkOrigin | null {
   const subscribe = useCallback(
     (cb: () => void) => {
-      doc.on('update', cb);
-      return () => doc.off('update', cb);
+      // After each transaction, not on 'update' (which makes Yjs encode every change; quietApply.ts).
+      doc.on('afterTransaction', cb);
+      return () => doc.off('afterTransaction', cb);
     },
     [doc],
   );

@@ -238,10 +238,14 @@ export function HistoryPanel({ token, onClose }: { token: string; onClose: () =>
       clearTimeout(timer);
       timer = setTimeout(() => setRefresh((n) => n + 1), JOURNAL_REFRESH_MS);
     };
-    session.doc.on('update', onUpdate);
+    // (After each transaction, not on 'update': no listener should make Yjs encode every change; quietApply.ts.)
+    const onTransaction = (tr: Y.Transaction) => {
+      if (tr.changed.size || tr.deleteSet.clients.size) onUpdate();
+    };
+    session.doc.on('afterTransaction', onTransaction);
     return () => {
       clearTimeout(timer);
-      session.doc.off('update', onUpdate);
+      session.doc.off('afterTransaction', onTransaction);
     };
   }, [session.doc]);
   const items = useMemo(() => timeline(checkpoints, entries), [checkpoints, entries]);

@@ -9,7 +9,7 @@
  * | cell map | `run` | anyone | `RunRequest` — "run this cell (and its dependents)" |
  * | cell map | `ack` | kernel | id of the last request the kernel took into account |
  * | cell map | `pending` | kernel | `PendingRun` while the cell waits in the kernel's queue, else absent |
- * | cell map | `exec` | kernel | the latest run: a Y.Map of `ExecInfo` keys + `outputs` (Y.Array<Y.Map>) while it can still change, or one plain `FinishedRun` value for a run written whole when it ended |
+ * | cell map | `exec` | kernel | the latest run: a Y.Map of `ExecInfo` keys + `outputs` (Y.Array<Y.Map>) while it runs, one plain `FinishedRun` value once it ended |
  * | cell map | `stale` | kernel | `StaleMark` when an input of the last run vanished or the kernel lost its state |
  * | `kernel` root | `runAll` `runStale` `interrupt` `restart` | anyone | `KernelCommand` |
  * | `kernel` root | `status` | kernel | `KernelStatus` |
@@ -24,14 +24,17 @@
  * A run that started and ended before anything of it was written (a fast cell, most of a reactive
  * chain) is written once, as a plain value: one item in the document instead of a map, a dozen
  * keys, an output list and a map per output — a fraction of the work for every replica that
- * validates, stores, sends, applies and loads it. Readers see the same `ExecInfo` and outputs.
+ * validates, stores, sends, applies and loads it. A run that was written while it ran (it took a
+ * while, streamed, showed outputs) is settled the same way when it ends: its map is replaced by the
+ * plain value (finishExec), so a notebook at rest holds one item per run. Readers see the same
+ * `ExecInfo` and outputs either way.
  */
 import * as Y from 'yjs';
 import { randomId } from '../ids.ts';
 import type { Origin } from '../origin.ts';
 import { roots } from '../schema.ts';
 import { cellSource, getCell, listCells, type CellView } from '../cells.ts';
-import { mapToOutput, outputToMap, type CellOutput } from './outputs.ts';
+import { jsonSize, mapToOutput, outputToMap, type CellOutput } from './outputs.ts';
 import { isRunnableCell } from './jupyter.ts';
 
 /** Who asked. */
@@ -346,17 +349,32 @@ export function startExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'stat
  * A run that started and ended before anything of it was written (a fast cell): its final record
  * in one write, as one plain `FinishedRun` value (see the header) — never changed afterwards.
  */
-export function recordExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'state' | 'endedAt' | 'durationMs'>, end: { state: Exclude<ExecState, 'running'>; defines?: string[]; reason?: string; outputs?: CellOutput[] }, origin: Origin): void {
-  const endedAt = Date.now();
-  const run: Record<string, unknown> = { ...info, state: end.state, endedAt, durationMs: endedAt - Number(info.startedAt ?? endedAt), ...(end.defines ? { defines: end.defines } : {}), ...(end.reason ? { reason: end.reason } : {}) };
-  for (const k of Object.keys(run)) if (run[k] === undefined) delete run[k];
-  run.outputs = (end.outputs ?? []).map((o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)));
+export function recordExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'state' | 'endedAt' | 'durationMs'>, end: RunEnd, origin: Origin): void {
+  const run = finishedRun({ ...info }, end, end.outputs ?? []);
   doc.transact(() => {
     cell.map.set('exec', run);
     if (cell.map.has('pending')) cell.map.delete('pending');
     if (cell.map.has('stale')) cell.map.delete('stale');
   }, origin);
 }
+
+/** How a run ended. */
+type RunEnd = { state: Exclude<ExecState, 'running'>; defines?: string[]; reason?: string; outputs?: CellOutput[] };
+
+/** A run's final record as one plain value: its keys as they end, and `outputs` (no undefined anywhere). */
+function finishedRun(info: Record<string, unknown>, end: RunEnd, outputs: CellOutput[]): Record<string, unknown> {
+  const endedAt = Date.now();
+  const run: Record<string, unknown> = { ...info, state: end.state, endedAt, durationMs: endedAt - Number(info.startedAt ?? endedAt), ...(end.defines ? { defines: end.defines } : {}), ...(end.reason ? { reason: end.reason } : {}) };
+  for (const k of Object.keys(run)) if (run[k] === undefined) delete run[k];
+  run.outputs = outputs.map((o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)));
+  return run;
+}
+
+/**
+ * Outputs a run had already written (streamed text, outputs shown while it ran) up to which its end
+ * rewrites it whole; above, the run ends in its map (rewriting would send all of them once more).
+ */
+export const SETTLE_MAX_WRITTEN_CHARS = 256 * 1024;
 
 /** Records a run that never started (upstream failed, cycle, deleted input...) as cancelled. */
 export function cancelExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'state' | 'endedAt' | 'durationMs' | 'startedAt'> & { reason: string }, outputs: CellOutput[], origin: Origin): void {
@@ -389,12 +407,29 @@ export function pushOutputs(run: Y.Map<unknown>, outs: CellOutput[], origin: Ori
   doc.transact(() => outputs.push(outs.map(outputToMap)), origin);
 }
 
-/** Ends a run (and may add its final outputs in the same transaction). */
-export function finishExec(run: Y.Map<unknown>, end: { state: Exclude<ExecState, 'running'>; defines?: string[]; reason?: string; outputs?: CellOutput[] }, origin: Origin): void {
+/**
+ * Ends a run (and may add its final outputs in the same transaction). A run that is still the
+ * cell's latest is **settled**: its map is replaced by one plain `FinishedRun` value, as if it had
+ * been written whole (recordExec), so a finished run costs every replica one item however it was
+ * written while it ran (Yjs collects the map's items). The map stays, and receives the end, when a
+ * newer run replaced it (nobody sees it) or when it already holds more than
+ * `SETTLE_MAX_WRITTEN_CHARS` of outputs.
+ */
+export function finishExec(run: Y.Map<unknown>, end: RunEnd, origin: Origin): void {
   const doc = run.doc;
   if (!doc) return;
   doc.transact(() => {
     const outputs = run.get('outputs');
+    const cellMap = run.parent instanceof Y.Map && run.parent.get('exec') === run ? run.parent : null;
+    if (cellMap) {
+      const written = outputs instanceof Y.Array ? outputs.toArray().map(mapToOutput).filter((o): o is CellOutput => o !== null) : [];
+      if (!written.length || jsonSize(written) <= SETTLE_MAX_WRITTEN_CHARS) {
+        const info: Record<string, unknown> = {};
+        run.forEach((v, k) => k !== 'outputs' && (info[k] = v));
+        cellMap.set('exec', finishedRun(info, end, [...written, ...(end.outputs ?? [])]));
+        return;
+      }
+    }
     if (end.outputs?.length && outputs instanceof Y.Array) outputs.push(end.outputs.map(outputToMap));
     const endedAt = Date.now();
     run.set('state', end.state);

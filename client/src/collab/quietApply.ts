@@ -1,0 +1,66 @@
+/**
+ * Applying a whole document fetched while opening (speed issue, gap 3) without Yjs encoding it a
+ * second time. After every transaction Yjs encodes the transaction's changes as an update for the
+ * document's `'update'` listeners; for a 16 MiB, 10,000-cell document that re-encode costs as much
+ * as a third of applying it, on the main thread, before anything is editable. The listeners a
+ * session has then do not need it: the provider ignores what came through itself (the origin
+ * given here) and the local copy (y-indexeddb) is given the fetched bytes as they are
+ * (storeUpdateBytes). Hooks that only want to know "the document changed" listen to
+ * `'afterTransaction'`, which costs nothing extra.
+ *
+ * The listeners are set aside for that one transaction only: a transaction that another listener
+ * starts meanwhile (nested, cleaned up right after it) has them back, so its update is sent and
+ * stored as usual. Relies on lib0's Observable keeping listeners in `_observers` (a Map of Sets),
+ * as lib0 0.2.x does; quietApply.test.ts fails if that changes.
+ */
+import * as Y from 'yjs';
+import type { IndexeddbPersistence } from 'y-indexeddb';
+
+type Listeners = Map<string, Set<unknown>>;
+
+/** Applies `update` with `origin`, without an `'update'` event (and its encoding) for that transaction. */
+export function applyWithoutUpdateEvent(doc: Y.Doc, update: Uint8Array, origin: unknown): void {
+  const listeners = (doc as unknown as { _observers?: Listeners })._observers;
+  if (!(listeners instanceof Map)) {
+    Y.applyUpdate(doc, update, origin);
+    return;
+  }
+  let held: Set<unknown> | undefined;
+  const restore = () => {
+    if (held) listeners.set('update', held);
+    held = undefined;
+  };
+  // Yjs emits 'afterTransactionCleanup' right before it decides whether to encode for 'update'.
+  const onCleanup = (tr: Y.Transaction) => {
+    if (tr.origin !== origin) return restore();
+    if (held || !listeners.has('update')) return;
+    held = listeners.get('update');
+    listeners.delete('update');
+  };
+  doc.on('afterTransactionCleanup', onCleanup);
+  try {
+    Y.applyUpdate(doc, update, origin);
+  } finally {
+    restore();
+    doc.off('afterTransactionCleanup', onCleanup);
+  }
+}
+
+/**
+ * Adds an update's bytes to a y-indexeddb copy as they are (its `updates` store, as y-indexeddb
+ * writes them): what its own listener would have stored, without encoding it again. The copy must
+ * be open (after `whenSynced`).
+ */
+export function storeUpdateBytes(idb: IndexeddbPersistence, update: Uint8Array): Promise<void> {
+  const db = idb.db;
+  if (!db) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const tx = db.transaction(['updates'], 'readwrite');
+    tx.objectStore('updates').add(update);
+    // Counted as y-indexeddb counts its own, so it still folds its entries into one in time.
+    idb._dbsize++;
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error);
+  });
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { applyWithoutUpdateEvent } from '../src/collab/quietApply.ts';
+
+/** A document of `n` cells' worth of maps and texts, as one update. */
+function bigUpdate(n: number): Uint8Array {
+  const src = new Y.Doc();
+  src.transact(() => {
+    const cells = src.getMap<Y.Map<unknown>>('cells');
+    for (let i = 0; i < n; i++) {
+      const m = new Y.Map<unknown>();
+      m.set('kind', 'code');
+      m.set('source', new Y.Text(`const v${i} = ${i};`));
+      cells.set(`c${i}`, m);
+    }
+  });
+  return Y.encodeStateAsUpdate(src);
+}
+
+describe('applying a fetched document without an update event', () => {
+  it('applies it whole and tells no update listener (so Yjs encodes nothing for it); later changes are reported as before', () => {
+    const doc = new Y.Doc();
+    const updates: Array<{ origin: unknown; size: number }> = [];
+    doc.on('update', (u: Uint8Array, origin: unknown) => updates.push({ origin, size: u.length }));
+    let transactions = 0;
+    doc.on('afterTransaction', () => transactions++);
+    const origin = { source: 'fetched' };
+    const update = bigUpdate(200);
+    applyWithoutUpdateEvent(doc, update, origin);
+    expect(doc.getMap('cells').size).toBe(200);
+    expect(String((doc.getMap('cells').get('c7') as Y.Map<unknown>).get('source'))).toBe('const v7 = 7;');
+    expect(Y.encodeStateAsUpdate(doc)).toEqual(update);
+    expect(updates).toEqual([]);
+    expect(transactions).toBe(1);
+    // The listener is back: a local edit and a remote one after it are reported.
+    doc.transact(() => doc.getMap('cells').delete('c0'), 'me');
+    const other = new Y.Doc();
+    Y.applyUpdate(other, Y.encodeStateAsUpdate(doc));
+    other.getMap('meta').set('title', 'x');
+    Y.applyUpdate(doc, Y.encodeStateAsUpdate(other, Y.encodeStateVector(doc)), 'socket');
+    expect(updates.map((u) => u.origin)).toEqual(['me', 'socket']);
+  });
+
+  it('a change another listener makes while the document is applied is reported (and so sent and stored)', () => {
+    const doc = new Y.Doc();
+    const origins: unknown[] = [];
+    doc.on('update', (_u: Uint8Array, origin: unknown) => origins.push(origin));
+    // A reaction to the fetched content, written in its own transaction from an observer.
+    doc.getMap('cells').observe(() => {
+      if (!doc.getMap('seen').has('cells')) doc.transact(() => doc.getMap('seen').set('cells', true), 'reaction');
+    });
+    applyWithoutUpdateEvent(doc, bigUpdate(20), 'fetched');
+    expect(doc.getMap('seen').get('cells')).toBe(true);
+    expect(origins).toEqual(['reaction']);
+  });
+
+  it('a bad update throws as Y.applyUpdate does, and leaves the listeners in place', () => {
+    const doc = new Y.Doc();
+    const origins: unknown[] = [];
+    doc.on('update', (_u: Uint8Array, origin: unknown) => origins.push(origin));
+    expect(() => applyWithoutUpdateEvent(doc, new Uint8Array([200, 1, 2, 3, 4]), 'fetched')).toThrow();
+    doc.getMap('m').set('k', 1);
+    expect(origins).toEqual([null]);
+  });
+});
