@@ -15,7 +15,12 @@
  * storage first; every cold run waits until the server has unloaded it) and `open` (another client
  * holds it open, as in a meeting). Prints p50 / max over runs.
  *
- *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline]
+ *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline] [--cpu-prof]
+ *
+ * Each case also prints the session's own marks (collab/session.ts: bundle running, local copy
+ * open, document fetched, applied, synced). `--cpu-prof`: the first run of each mode and cache is
+ * profiled (V8 sampling through the DevTools protocol, mapped back through the bundle's source
+ * maps) and summarised; profiles in bench/results/profiles/browser-load-*.cpuprofile.
  */
 import path from 'node:path';
 import os from 'node:os';
@@ -25,12 +30,15 @@ import { loadConfig } from '@plexus/server/config';
 import { startServer } from '@plexus/server/app';
 import { hocuspocusClient, startChildServer, tmpDir, waitFor } from '@plexus/testkit';
 import { fillNotebook } from './fixtures.ts';
+import { reportPageProfile, startPageProfile } from './browser-profile.ts';
 
 const RUNS = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 5);
 const arg = (name: string, dflt: string) => (process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt).split(',');
 const SIZES = arg('cells', '1000,10000').map(Number);
 const SERVER_STATES = arg('server', 'idle,open') as Array<'idle' | 'open'>;
 const MODES = arg('modes', 'fast,baseline') as Array<'fast' | 'baseline'>;
+const CPU_PROF = process.argv.includes('--cpu-prof');
+const DIST = new URL('../client/dist', import.meta.url).pathname;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -58,7 +66,7 @@ async function buildFixture(dir: string): Promise<Map<number, string>> {
 async function main() {
   const dir = tmpDir('plexus-bench-browser-');
   const ids = await buildFixture(dir);
-  const server = await startChildServer(dir, { PLEXUS_CLIENT_DIR: new URL('../client/dist', import.meta.url).pathname });
+  const server = await startChildServer(dir, { PLEXUS_CLIENT_DIR: DIST });
   console.log(`browser load, ${RUNS} runs per case, headless Chromium; load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   try {
     for (const CELLS of SIZES) for (const state of SERVER_STATES) await measureSize(server, CELLS, ids.get(CELLS)!, state);
@@ -137,10 +145,17 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
       const ctx = await browser.newContext();
       await ctx.addInitScript(initScript, mode);
       const page = await ctx.newPage();
-      await page.goto(url);
-      results.get(mode)!.cold.push(await measure(page));
-      await page.reload();
-      results.get(mode)!.warm.push(await measure(page));
+      const profiled = async (cache: 'cold' | 'warm', go: () => Promise<unknown>) => {
+        const stop = CPU_PROF && r === 0 ? await startPageProfile(page) : null;
+        await go();
+        results.get(mode)![cache].push(await measure(page));
+        if (stop) {
+          console.log(`\n## CPU profile of the page: ${CELLS} cells, server ${state}, ${mode}, ${cache} (from navigation to the keystroke checked)`);
+          reportPageProfile(await stop(), DIST, path.join(import.meta.dirname, 'results', 'profiles', `browser-load-${CELLS}-${state}-${mode}-${cache}.cpuprofile`));
+        }
+      };
+      await profiled('cold', () => page.goto(url));
+      await profiled('warm', () => page.reload());
       await ctx.close();
     }
   }

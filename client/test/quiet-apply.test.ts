@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { applyWithoutUpdateEvent } from '../src/collab/quietApply.ts';
+import { applyWithoutUpdateEvent, quietTransactions } from '../src/collab/quietApply.ts';
 
 /** A document of `n` cells' worth of maps and texts, as one update. */
 function bigUpdate(n: number): Uint8Array {
@@ -61,5 +61,22 @@ describe('applying a fetched document without an update event', () => {
     expect(() => applyWithoutUpdateEvent(doc, new Uint8Array([200, 1, 2, 3, 4]), 'fetched')).toThrow();
     doc.getMap('m').set('k', 1);
     expect(origins).toEqual([null]);
+  });
+
+  it('until stopped, every transaction of the origin is quiet (a local copy loading), others are reported; after, all are', () => {
+    const doc = new Y.Doc();
+    const origins: unknown[] = [];
+    doc.on('update', (_u: Uint8Array, origin: unknown) => origins.push(origin));
+    const copy = { name: 'local copy' };
+    const loud = quietTransactions(doc, copy);
+    Y.applyUpdate(doc, bigUpdate(5), copy);
+    doc.getMap('meta').set('title', 'typed meanwhile');
+    doc.transact(() => doc.getMap('meta').set('more', 1), copy);
+    expect(origins).toEqual([null]);
+    loud();
+    loud(); // twice is harmless
+    doc.transact(() => doc.getMap('meta').set('after', 1), copy);
+    expect(origins).toEqual([null, copy]);
+    expect(doc.getMap('cells').size).toBe(5);
   });
 });

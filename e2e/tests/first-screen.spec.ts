@@ -132,10 +132,24 @@ test('a browser that keeps a synced copy does not fetch the whole document again
   await openWorkspace(alice.page, plexus, workspace.id);
   expect(states).toHaveLength(1);
   // Synced once: IndexedDB holds the document, and the next visit shows it from there.
+  // The socket opens only once that copy is loaded (its sync is then what changed, not everything).
+  await alice.page.addInitScript(() => {
+    const Native = window.WebSocket;
+    (window as unknown as { __socketsAt: number[] }).__socketsAt = [];
+    window.WebSocket = class extends Native {
+      constructor(...args: ConstructorParameters<typeof WebSocket>) {
+        (window as unknown as { __socketsAt: number[] }).__socketsAt.push(performance.now());
+        super(...args);
+      }
+    };
+  });
   await alice.page.reload();
   await waitLive(alice.page);
   await expect(alice.page.getByTestId('cell')).toHaveCount(1);
   expect(states).toHaveLength(1);
+  const order = await alice.page.evaluate(() => ({ copy: performance.getEntriesByName('plexus:idb-synced')[0]?.startTime ?? NaN, sockets: (window as unknown as { __socketsAt: number[] }).__socketsAt }));
+  expect(order.sockets.length).toBeGreaterThan(0);
+  expect(order.copy).toBeLessThanOrEqual(order.sockets[0]!);
 });
 
 test('the fetched document is kept in this browser as it came: the next visit shows it with the socket held', async ({ plexus, actor }) => {

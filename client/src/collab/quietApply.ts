@@ -8,9 +8,10 @@
  * (storeUpdateBytes). Hooks that only want to know "the document changed" listen to
  * `'afterTransaction'`, which costs nothing extra.
  *
- * The listeners are set aside for that one transaction only: a transaction that another listener
+ * The listeners are set aside for those transactions only: a transaction that another listener
  * starts meanwhile (nested, cleaned up right after it) has them back, so its update is sent and
- * stored as usual. Relies on lib0's Observable keeping listeners in `_observers` (a Map of Sets),
+ * stored as usual. The session also loads its local copy this way (origin: y-indexeddb, which
+ * ignores its own) while its socket is not yet connected. Relies on lib0's Observable keeping listeners in `_observers` (a Map of Sets),
  * as lib0 0.2.x does; quietApply.test.ts fails if that changes.
  */
 import * as Y from 'yjs';
@@ -18,13 +19,13 @@ import type { IndexeddbPersistence } from 'y-indexeddb';
 
 type Listeners = Map<string, Set<unknown>>;
 
-/** Applies `update` with `origin`, without an `'update'` event (and its encoding) for that transaction. */
-export function applyWithoutUpdateEvent(doc: Y.Doc, update: Uint8Array, origin: unknown): void {
+/**
+ * From now until the returned function is called, transactions with `origin` raise no `'update'`
+ * event (and Yjs encodes nothing for them); every other transaction does, as always.
+ */
+export function quietTransactions(doc: Y.Doc, origin: unknown): () => void {
   const listeners = (doc as unknown as { _observers?: Listeners })._observers;
-  if (!(listeners instanceof Map)) {
-    Y.applyUpdate(doc, update, origin);
-    return;
-  }
+  if (!(listeners instanceof Map)) return () => {};
   let held: Set<unknown> | undefined;
   const restore = () => {
     if (held) listeners.set('update', held);
@@ -38,11 +39,22 @@ export function applyWithoutUpdateEvent(doc: Y.Doc, update: Uint8Array, origin: 
     listeners.delete('update');
   };
   doc.on('afterTransactionCleanup', onCleanup);
+  let stopped = false;
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    restore();
+    doc.off('afterTransactionCleanup', onCleanup);
+  };
+}
+
+/** Applies `update` with `origin`, without an `'update'` event (and its encoding) for that transaction. */
+export function applyWithoutUpdateEvent(doc: Y.Doc, update: Uint8Array, origin: unknown): void {
+  const loud = quietTransactions(doc, origin);
   try {
     Y.applyUpdate(doc, update, origin);
   } finally {
-    restore();
-    doc.off('afterTransactionCleanup', onCleanup);
+    loud();
   }
 }
 

@@ -28,7 +28,7 @@ import type { Workspace } from '../api/workspaces.ts';
 import type { LocalUser } from '../state/user.ts';
 import { classifyAuthFailure, classifyProblem, type SessionProblem } from './problems.ts';
 import { markLocalCopy } from './localCopies.ts';
-import { applyWithoutUpdateEvent, storeUpdateBytes } from './quietApply.ts';
+import { applyWithoutUpdateEvent, quietTransactions, storeUpdateBytes } from './quietApply.ts';
 
 export type ConnectionStatus = 'connected' | 'connecting' | 'offline';
 
@@ -169,8 +169,12 @@ export class WorkspaceSession {
     if (initialState) {
       // Applied as if it came through the provider (that origin): the provider never sends it back,
       // which matters for viewers, whose socket may not write; undo does not track it.
+      // Until the socket connects, the local copy is loaded without an 'update' event too (nothing
+      // is there to send it; the socket's sync then carries whatever the server lacks).
+      const loud = quietTransactions(this.doc, this.idb);
       const connect = () => {
         clearTimeout(this.earlyStateTimer);
+        loud();
         if (!this.destroyed && !this.provider.configuration.websocketProvider.shouldConnect) void this.provider.connect();
       };
       // A request that hangs must not keep the socket closed.
@@ -190,6 +194,12 @@ export class WorkspaceSession {
           } catch (e) {
             console.warn('Plexus: the document fetched while opening could not be applied; the sync will bring it', e);
           }
+        } else if (!state && !this.destroyed && !this.idb.synced) {
+          // Nothing fetched because this browser keeps a copy: the copy first, then the socket,
+          // whose sync is then what changed since, not the whole document a second time while the
+          // copy loads (the timer above still connects if the copy never opens).
+          void this.idb.whenSynced.then(connect);
+          return;
         }
         connect();
       }, connect);
