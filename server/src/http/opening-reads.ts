@@ -7,7 +7,13 @@
  *   as soon as it exists, so the notebook is there without waiting for the socket's sync.
  * Both read the live document (loading it when nobody has it open) and keep it loaded a few
  * seconds afterwards, so the socket that follows joins it instead of loading it again.
- * Effects: loads documents (reads only).
+ *
+ * The encoded state of a large document is kept a while and sent again to the next people who
+ * open it (a class opening the same workspace): encoding 15 MiB takes the event loop 200–300 ms
+ * per request. It is sent as it is while the document has not changed, and for `reuseMs` after it
+ * changed: what the browser applies is then a moment old, and its socket's sync brings what changed
+ * since (as it always did for changes made while the state was on its way).
+ * Effects: loads documents (reads only), timers.
  */
 import type { Hocuspocus } from '@hocuspocus/server';
 import * as Y from 'yjs';
@@ -19,14 +25,42 @@ type Direct = Awaited<ReturnType<Hocuspocus['openDirectConnection']>>;
 /** How long a document read while opening stays loaded for the socket that follows. */
 export const OPENING_LINGER_MS = 5000;
 
+/** How encoded states are kept (see the header). */
+export interface StateReuse {
+  /** After the document changed, the kept state is still sent for this long (ms). */
+  reuseMs: number;
+  /** A kept state is dropped this long after it was encoded (ms). */
+  keepMs: number;
+  /** States smaller than this are encoded for every request (cheap), not kept (bytes). */
+  minBytes: number;
+  /** All kept states together stay under this; the oldest go first (bytes). */
+  maxBytes: number;
+  now: () => number;
+}
+
+export const STATE_REUSE: StateReuse = { reuseMs: 10_000, keepMs: 60_000, minBytes: 256 * 1024, maxBytes: 256 * 1024 * 1024, now: () => Date.now() };
+
+interface KeptState {
+  doc: Y.Doc;
+  bytes: Uint8Array;
+  at: number;
+  changedAt: number | null;
+  drop: () => void;
+}
+
 export class OpeningReads {
   private readonly held = new Map<Direct, ReturnType<typeof setTimeout>>();
+  private readonly kept = new Map<string, KeptState>();
+  private keptBytes = 0;
   private closed = false;
+  /** States encoded and sent again (tests, metrics). */
+  readonly stats = { stateEncoded: 0, stateReused: 0 };
 
   constructor(
     private readonly hocuspocus: () => Hocuspocus,
     private readonly log: Logger,
     private readonly lingerMs = OPENING_LINGER_MS,
+    private readonly reuse: StateReuse = STATE_REUSE,
   ) {}
 
   /** The first screen of workspace `id`, or null when its document cannot be loaded (the socket says why) or the server is closing. */
@@ -37,7 +71,48 @@ export class OpeningReads {
 
   /** The whole document of workspace `id` as one update, or null as for `firstScreen`. */
   state(id: string): Promise<Uint8Array | null> {
-    return this.read(id, (doc) => Y.encodeStateAsUpdate(doc));
+    return this.read(id, (doc) => this.encoded(id, doc));
+  }
+
+  private encoded(id: string, doc: Y.Doc): Uint8Array {
+    const k = this.kept.get(id);
+    const now = this.reuse.now();
+    if (k && k.doc === doc && (k.changedAt === null || now - k.changedAt <= this.reuse.reuseMs)) {
+      this.stats.stateReused++;
+      return k.bytes;
+    }
+    k?.drop();
+    const bytes = Y.encodeStateAsUpdate(doc);
+    this.stats.stateEncoded++;
+    if (!this.closed && bytes.byteLength >= this.reuse.minBytes && bytes.byteLength <= this.reuse.maxBytes) this.keep(id, doc, bytes, now);
+    return bytes;
+  }
+
+  private keep(id: string, doc: Y.Doc, bytes: Uint8Array, now: number): void {
+    // The oldest first (a Map keeps insertion order) until this one fits.
+    for (const old of this.kept.values()) {
+      if (this.keptBytes + bytes.byteLength <= this.reuse.maxBytes) break;
+      old.drop();
+    }
+    const entry: KeptState = { doc, bytes, at: now, changedAt: null, drop: () => {} };
+    const onChange = (tr: Y.Transaction) => {
+      if (entry.changedAt === null && (tr.changed.size || tr.deleteSet.clients.size)) entry.changedAt = this.reuse.now();
+    };
+    const expiry = setTimeout(() => entry.drop(), this.reuse.keepMs);
+    expiry.unref();
+    entry.drop = () => {
+      if (this.kept.get(id) !== entry) return;
+      this.kept.delete(id);
+      this.keptBytes -= bytes.byteLength;
+      clearTimeout(expiry);
+      doc.off('afterTransaction', onChange);
+      doc.off('destroy', entry.drop);
+    };
+    doc.on('afterTransaction', onChange);
+    // Unloaded: a later load is a new document (and nothing should keep this one alive).
+    doc.on('destroy', entry.drop);
+    this.kept.set(id, entry);
+    this.keptBytes += bytes.byteLength;
   }
 
   private async read<T>(id: string, f: (doc: Y.Doc) => T): Promise<T | null> {
@@ -72,6 +147,7 @@ export class OpeningReads {
   /** Lets every held document go (drain, shutdown: before documents are flushed). */
   async close(): Promise<void> {
     this.closed = true;
+    for (const k of [...this.kept.values()]) k.drop();
     const conns = [...this.held.keys()];
     for (const t of this.held.values()) clearTimeout(t);
     this.held.clear();

@@ -1,0 +1,120 @@
+/**
+ * The encoded state a browser fetches while it opens a workspace (http/opening-reads.ts) is kept for
+ * the next people who open it: sent again as it is while the document is unchanged, and for a
+ * short while after it changed (their socket's sync brings the rest); encoded anew after that, for
+ * small documents always, never beyond the byte budget, and dropped with the document. On a real
+ * Hocuspocus (no network), with a clock the test moves.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { Hocuspocus } from '@hocuspocus/server';
+import { createLogger } from '../../src/log.ts';
+import { OpeningReads, type StateReuse } from '../../src/http/opening-reads.ts';
+import { waitFor } from '@plexus/testkit';
+
+let now = 0;
+const opened: OpeningReads[] = [];
+function setUp(over: Partial<StateReuse> = {}) {
+  const hocuspocus = new Hocuspocus({ quiet: true, unloadImmediately: true } as never);
+  const reads = new OpeningReads(() => hocuspocus, createLogger('error'), 60_000, { reuseMs: 10_000, keepMs: 60_000, minBytes: 1024, maxBytes: 10 * 1024 * 1024, now: () => now, ...over });
+  opened.push(reads);
+  // One direct connection per document holds it open (this Hocuspocus stores nothing).
+  const conns = new Map<string, Awaited<ReturnType<Hocuspocus['openDirectConnection']>>>();
+  const conn = async (id: string) => conns.get(id) ?? conns.set(id, await hocuspocus.openDirectConnection(id, {})).get(id)!;
+  /** Writes `n` strings of 100 characters into document `id`. */
+  const write = async (id: string, n: number, tag: string) => {
+    await (await conn(id)).transact((doc) => {
+      const a = doc.getArray<string>('lines');
+      a.push(Array.from({ length: n }, (_, i) => `${tag}${i}`.padEnd(100, '.')));
+    });
+  };
+  const leave = async (id: string) => {
+    await conns.get(id)?.disconnect();
+    conns.delete(id);
+  };
+  const lines = (u: Uint8Array) => {
+    const d = new Y.Doc();
+    Y.applyUpdate(d, u);
+    return d.getArray<string>('lines').toArray();
+  };
+  return { hocuspocus, reads, write, lines, conn, leave };
+}
+afterEach(async () => {
+  for (const r of opened.splice(0)) await r.close();
+});
+
+describe("the state sent to people opening a workspace", () => {
+  it('is encoded once and sent again while the document is unchanged, however long', async () => {
+    const { reads, write, lines } = setUp();
+    await write('w', 100, 'a');
+    const first = (await reads.state('w'))!;
+    now += 50_000;
+    const again = (await reads.state('w'))!;
+    expect(again).toBe(first);
+    expect(reads.stats).toEqual({ stateEncoded: 1, stateReused: 1 });
+    expect(lines(again)).toHaveLength(100);
+  });
+
+  it('after a change: the kept state for a short while (a moment old), then the document as it is now', async () => {
+    const { reads, write, lines } = setUp();
+    await write('w', 100, 'a');
+    const first = (await reads.state('w'))!;
+    now += 1000;
+    await write('w', 1, 'late');
+    now += 9000;
+    expect(await reads.state('w')).toBe(first);
+    now += 1001;
+    const fresh = (await reads.state('w'))!;
+    expect(fresh).not.toBe(first);
+    expect(lines(fresh)).toHaveLength(101);
+    expect(lines(fresh)[100]).toMatch(/^late0/);
+    expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 1 });
+    // The fresh one is kept in turn.
+    now += 1;
+    expect(await reads.state('w')).toBe(fresh);
+  });
+
+  it('a deletion counts as a change', async () => {
+    const { reads, write, lines, conn } = setUp();
+    await write('w', 100, 'a');
+    const first = (await reads.state('w'))!;
+    await (await conn('w')).transact((doc) => doc.getArray('lines').delete(0, 50));
+    now += 10_001;
+    const fresh = (await reads.state('w'))!;
+    expect(fresh).not.toBe(first);
+    expect(lines(fresh)).toHaveLength(50);
+  });
+
+  it('small documents are encoded for every request; kept states stay within the byte budget, the oldest dropped first', async () => {
+    const { reads, write } = setUp({ maxBytes: 25_000 });
+    await write('small', 2, 's');
+    expect(await reads.state('small')).not.toBe(await reads.state('small'));
+    await write('one', 100, 'a');
+    await write('two', 100, 'b');
+    await write('three', 100, 'c');
+    const one = (await reads.state('one'))!;
+    const two = (await reads.state('two'))!;
+    expect(one.byteLength + two.byteLength).toBeLessThanOrEqual(25_000);
+    expect(await reads.state('one')).toBe(one);
+    await reads.state('three'); // no room for three states: "one" goes
+    expect(await reads.state('two')).toBe(two);
+    expect(await reads.state('one')).not.toBe(one);
+  });
+
+  it('a document unloaded and loaded again is encoded anew (the kept state goes with the old one)', async () => {
+    const { hocuspocus, write, lines, leave } = setUp();
+    // Held for no time after each read: the document unloads once its last connection leaves.
+    const reads = new OpeningReads(() => hocuspocus, createLogger('error'), 0, { reuseMs: 1e9, keepMs: 60_000, minBytes: 1024, maxBytes: 1e8, now: () => now });
+    opened.push(reads);
+    await write('w', 100, 'a');
+    const first = (await reads.state('w'))!;
+    await leave('w');
+    await waitFor(() => !hocuspocus.documents.has('w'), { message: 'unloaded' });
+    // (Stored nowhere here, it comes back empty.)
+    await write('w', 20, 'b');
+    const second = (await reads.state('w'))!;
+    expect(second).not.toBe(first);
+    expect(lines(second)).toHaveLength(20);
+    expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 0 });
+  });
+});
