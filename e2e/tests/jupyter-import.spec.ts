@@ -102,3 +102,22 @@ test('an imported notebook shows its outputs safely, its Python as not runnable,
   await expect(alice.page.getByTestId('cell').nth(2).getByTestId('imported-stale')).toHaveCount(0);
   if (process.env.PLEXUS_E2E_SCREENSHOT) await alice.page.screenshot({ path: process.env.PLEXUS_E2E_SCREENSHOT, fullPage: true });
 });
+
+test('KaTeX is not part of what every workspace loads: it comes the first time math shows', async ({ plexus, actor }) => {
+  const plain = await plexus.createWorkspace(`no math ${uniq()}`, [{ kind: 'markdown', source: '# Notes\n\nNo formulas here, $5 and $6 aside.' }, { kind: 'code', source: 'const x = 1;' }]);
+  const withMath = await plexus.createWorkspace(`math ${uniq()}`, [{ kind: 'markdown', source: 'Energy: $E = mc^2$ and\n\n$$\\int_0^1 x\\,dx$$' }]);
+  const alice = await actor(ALICE);
+  const katexRequests: string[] = [];
+  alice.page.on('request', (r) => /\/assets\/katex-[^/]*\.(js|css)$/.test(new URL(r.url()).pathname) && katexRequests.push(r.url()));
+  await openWorkspace(alice.page, plexus, plain.workspace.id);
+  await expect(alice.page.getByTestId('cell')).toHaveCount(2);
+  await expect(alice.page.getByTestId('notebook')).toContainText('No formulas here');
+  expect(katexRequests).toEqual([]);
+  await openWorkspace(alice.page, plexus, withMath.workspace.id);
+  const math = alice.page.locator('[data-testid="math"]');
+  await expect(math).toHaveCount(2);
+  await expect(math.first().locator('.katex')).toBeVisible();
+  await expect(alice.page.locator('.math-display .katex-display')).toHaveCount(1);
+  await expect(alice.page.locator('.math-pending')).toHaveCount(0);
+  expect(katexRequests.some((u) => u.endsWith('.js'))).toBe(true);
+});
