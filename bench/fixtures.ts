@@ -24,9 +24,11 @@ function markdownLines(i: number, lines: number): string {
 
 /**
  * Fills a workspace document with a notebook (use as `workspaces.create({ fill })`). With
- * `markdownEvery` = n, every n-th cell is a markdown cell (headings, lists, italics) instead.
+ * `markdownEvery` = n, every n-th cell is a markdown cell (headings, lists, italics) instead. Each
+ * code cell's run is started and finished as the kernel does it (settled into one value when it
+ * ends; `settleRuns: false`: left as a map, as before, for bench/doc-at-rest.ts).
  */
-export function fillNotebook(doc: Y.Doc, cells = 1000, lines = 20, markdownEvery = 0): void {
+export function fillNotebook(doc: Y.Doc, cells = 1000, lines = 20, markdownEvery = 0, opts: { settleRuns?: boolean } = {}): void {
   const origin = serverOrigin('bench-fill');
   for (let i = 0; i < cells; i++) {
     const markdown = markdownEvery > 0 && i % markdownEvery === 0;
@@ -35,7 +37,7 @@ export function fillNotebook(doc: Y.Doc, cells = 1000, lines = 20, markdownEvery
     // A small output per code cell, as the kernel writes it (the run protocol's `exec` record).
     const cell = getCell(doc, id)!;
     const run = startExec(doc, cell, { runId: `k_${i}`, requestId: null, trigger: 'run-all', requestedBy: null, count: i, generation: 1, startedAt: 0, sourceHash: '', source: '', defines: [] }, KERNEL_ORIGIN);
-    finishExec(run, { state: 'done', outputs: [{ type: 'text', text: `Out[${i}]: Array(${(i * 37) % 500}) [${i}, ${i + 1}, ${i + 2}, …]` }] }, KERNEL_ORIGIN);
+    finishExec(run, { state: 'done', outputs: [{ type: 'text', text: `Out[${i}]: Array(${(i * 37) % 500}) [${i}, ${i + 1}, ${i + 2}, …]` }] }, KERNEL_ORIGIN, { settle: opts.settleRuns });
   }
 }
 

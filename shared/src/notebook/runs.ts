@@ -415,12 +415,13 @@ export function pushOutputs(run: Y.Map<unknown>, outs: CellOutput[], origin: Ori
  * newer run replaced it (nobody sees it) or when it already holds more than
  * `SETTLE_MAX_WRITTEN_CHARS` of outputs.
  */
-export function finishExec(run: Y.Map<unknown>, end: RunEnd, origin: Origin): void {
+export function finishExec(run: Y.Map<unknown>, end: RunEnd, origin: Origin, opts: { settle?: boolean } = {}): void {
   const doc = run.doc;
   if (!doc) return;
   doc.transact(() => {
     const outputs = run.get('outputs');
-    const cellMap = run.parent instanceof Y.Map && run.parent.get('exec') === run ? run.parent : null;
+    // (`settle: false`: the run ends in its map as before settling existed; benchmarks' baseline.)
+    const cellMap = opts.settle !== false && run.parent instanceof Y.Map && run.parent.get('exec') === run ? run.parent : null;
     if (cellMap) {
       const written = outputs instanceof Y.Array ? outputs.toArray().map(mapToOutput).filter((o): o is CellOutput => o !== null) : [];
       if (!written.length || jsonSize(written) <= SETTLE_MAX_WRITTEN_CHARS) {
