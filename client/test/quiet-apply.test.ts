@@ -79,4 +79,25 @@ describe('applying a fetched document without an update event', () => {
     expect(origins).toEqual([null, copy]);
     expect(doc.getMap('cells').size).toBe(5);
   });
+
+  it('listeners added or removed around a quiet transaction are kept as asked', async () => {
+    const doc = new Y.Doc();
+    const calls: string[] = [];
+    const first = () => calls.push('first');
+    const gone = () => calls.push('gone');
+    doc.on('update', first);
+    doc.on('update', gone);
+    const copy = { name: 'local copy' };
+    const loud = quietTransactions(doc, copy);
+    Y.applyUpdate(doc, bigUpdate(3), copy);
+    // In the same task, right after it: a new listener is kept along with the others.
+    const added = () => calls.push('added');
+    doc.on('update', added);
+    await Promise.resolve();
+    // After it: removing one works as always.
+    doc.off('update', gone);
+    doc.getMap('meta').set('x', 1);
+    expect(calls.sort()).toEqual(['added', 'first']);
+    loud();
+  });
 });

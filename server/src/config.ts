@@ -66,8 +66,9 @@ export interface ServerConfig {
    */
   kernelRunAhead: boolean;
   /**
-   * A fast cell's run is written whole, as one plain value (runs.ts, recordExec); off
-   * (`PLEXUS_KERNEL_PLAIN_RUNS=0`): as a map of its keys and outputs, the benchmarks' baseline.
+   * A fast cell's run is written whole, as one plain value (runs.ts, recordExec), and a run written
+   * while it ran becomes one when it ends (finishExec); off (`PLEXUS_KERNEL_PLAIN_RUNS=0`): every
+   * run stays a map of its keys and outputs, the benchmarks' baseline.
    */
   kernelPlainRuns: boolean;
   /** Time limit of one cell (ms), JavaScript and SQL. */

@@ -28,15 +28,22 @@ export function quietTransactions(doc: Y.Doc, origin: unknown): () => void {
   if (!(listeners instanceof Map)) return () => {};
   let held: Set<unknown> | undefined;
   const restore = () => {
-    if (held) listeners.set('update', held);
+    if (!held) return;
+    // A listener added meanwhile went into a new set: keep it too.
+    const added = listeners.get('update');
+    if (added) for (const f of added) held.add(f);
+    listeners.set('update', held);
     held = undefined;
   };
-  // Yjs emits 'afterTransactionCleanup' right before it decides whether to encode for 'update'.
+  // Yjs emits 'afterTransactionCleanup' right before it decides whether to encode for 'update';
+  // the listeners come back as soon as that transaction's cleanup is over (before any other task
+  // can add or remove one), or before the next transaction's if it is nested.
   const onCleanup = (tr: Y.Transaction) => {
     if (tr.origin !== origin) return restore();
     if (held || !listeners.has('update')) return;
     held = listeners.get('update');
     listeners.delete('update');
+    queueMicrotask(restore);
   };
   doc.on('afterTransactionCleanup', onCleanup);
   let stopped = false;

@@ -51,6 +51,8 @@ const REJOIN_MIN_MS = 1000;
 const REJOIN_MAX_MS = 30_000;
 /** Longest the socket waits for the document fetched while opening before it connects anyway. */
 const EARLY_STATE_WAIT_MS = 15_000;
+/** How long the socket waits for this browser's copy of the document to load before it connects anyway. */
+const LOCAL_COPY_WAIT_MS = 3_000;
 
 /**
  * This person's presence, built exactly as the server stamps it (`stampPresenceUser`): the id under
@@ -197,7 +199,9 @@ export class WorkspaceSession {
         } else if (!state && !this.destroyed && !this.idb.synced) {
           // Nothing fetched because this browser keeps a copy: the copy first, then the socket,
           // whose sync is then what changed since, not the whole document a second time while the
-          // copy loads (the timer above still connects if the copy never opens).
+          // copy loads — waiting for a copy that is slow to open (IndexedDB can hang) only so long.
+          clearTimeout(this.earlyStateTimer);
+          this.earlyStateTimer = setTimeout(connect, LOCAL_COPY_WAIT_MS);
           void this.idb.whenSynced.then(connect);
           return;
         }

@@ -70,7 +70,7 @@ export interface WorkspaceKernelOptions {
   jobs?: WorkspaceJobCaller;
   /** Send chains of trivial JavaScript cells to the runner ahead, one batch per chain (default true; false: one round trip per cell, the benchmarks' baseline). */
   runAhead?: boolean;
-  /** Write a fast cell's run whole, as one plain value (default true; false: as a map of keys and outputs, the benchmarks' baseline). */
+  /** Write a fast cell's run whole, and settle a run that ends into, one plain value (default true; false: every run a map of keys and outputs, the benchmarks' baseline). */
   plainRuns?: boolean;
 }
 
@@ -750,12 +750,14 @@ export class WorkspaceKernel {
     this.running = null;
 
     const stillThere = getCell(this.doc, cell.id);
+    // Runs written as maps stay maps when they end only in the benchmarks' baseline (plainRuns: false).
+    const settle = this.opts.plainRuns !== false;
     if (running.cancelled) {
       // Superseded or interrupted: record it on this run's own map, which a newer run replaces.
       if (run || running.cancelled !== 'superseded by a newer run') {
         this.writes.now(() => {
           const m = begin();
-          finishExec(m, { state: 'cancelled', reason: running.cancelled!, outputs: outcome.error && running.cancelled === 'interrupted' ? [{ type: 'error', name: 'Interrupted', message: 'the run was stopped before it finished' }] : [] }, KERNEL_ORIGIN);
+          finishExec(m, { state: 'cancelled', reason: running.cancelled!, outputs: outcome.error && running.cancelled === 'interrupted' ? [{ type: 'error', name: 'Interrupted', message: 'the run was stopped before it finished' }] : [] }, KERNEL_ORIGIN, { settle });
         });
       }
     } else {
@@ -766,7 +768,7 @@ export class WorkspaceKernel {
         if (!run && !buffer.length && this.opts.plainRuns !== false) return recordExec(this.doc, cell, info, end, KERNEL_ORIGIN);
         const m = begin();
         if (buffer.length) for (const p of buffer.splice(0)) appendStream(m, p.name, p.text, KERNEL_ORIGIN);
-        finishExec(m, end, KERNEL_ORIGIN);
+        finishExec(m, end, KERNEL_ORIGIN, { settle });
       });
       this.dropOldRefs(cell.id, refs);
     }

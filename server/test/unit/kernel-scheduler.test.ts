@@ -21,7 +21,7 @@ afterEach(async () => {
   await Promise.all(kernels.splice(0).map((k) => k.stop()));
 });
 
-function setUp() {
+function setUp(opts: { plainRuns?: boolean } = {}) {
   const doc = new Y.Doc();
   const clock = new ManualClock();
   const engines = new ScriptedEngines();
@@ -29,6 +29,7 @@ function setUp() {
   const kernel = new WorkspaceKernel({
     workspaceId: 'w_test', doc, clock, engines, dir, tablesDir: `${dir}/tables`, log: createLogger('silent'),
     limits: { timeoutMs: 1000, memoryMb: 64, sqlMemoryMb: 64, sqlRowsToJs: 100, maxFrameBytes: 1 << 20 },
+    ...opts,
   });
   kernels.push(kernel);
   kernel.begin();
@@ -380,5 +381,22 @@ describe('how a run is written', () => {
     await clock.settle();
     expect(shown(run(a))).toBe('fast result');
     expect(execValue(doc, a)).not.toBeInstanceOf(Y.Map);
+  });
+
+  it('with plain runs switched off (the benchmarks\' baseline) every run, fast or slow, stays a map', async () => {
+    const { doc, clock, engines, run } = setUp({ plainRuns: false });
+    const a = addCell(doc, 'code', 'slow()');
+    await clock.settle();
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    engines.open[0]!.finish({ outputs: [textOutput('slow result')] });
+    await clock.settle();
+    expect(run(a).state).toBe('done');
+    expect(execValue(doc, a)).toBeInstanceOf(Y.Map);
+    engines.auto = () => ({ outputs: [textOutput('fast result')] });
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    expect(shown(run(a))).toBe('fast result');
+    expect(execValue(doc, a)).toBeInstanceOf(Y.Map);
   });
 });
