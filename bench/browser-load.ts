@@ -17,6 +17,9 @@
  *
  *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline] [--cpu-prof]
  *
+ * `--network=20[/40]` emulates a 20 Mbit/s link with a 40 ms round trip (default 20 ms);
+ * `--modes=fast,fast-uncompressed` compares Plexus as shipped with the same browser asking for
+ * nothing compressed (what Brotli does for the bundle and the document on a real link).
  * Each case also prints the session's own marks (collab/session.ts: bundle running, local copy
  * open, document fetched, applied, synced). `--cpu-prof`: the first run of each mode and cache is
  * profiled (V8 sampling through the DevTools protocol, mapped back through the bundle's source
@@ -36,7 +39,17 @@ const RUNS = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 5)
 const arg = (name: string, dflt: string) => (process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt).split(',');
 const SIZES = arg('cells', '1000,10000').map(Number);
 const SERVER_STATES = arg('server', 'idle,open') as Array<'idle' | 'open'>;
-const MODES = arg('modes', 'fast,baseline') as Array<'fast' | 'baseline'>;
+const MODES = arg('modes', 'fast,baseline') as Mode[];
+/**
+ * `--network=<Mbit/s>[/<rtt ms>]`: the page's network emulated (DevTools protocol: that download
+ * speed, a quarter of it up, that round trip; default 20 ms), as a person on a real link has it.
+ */
+const NETWORK = (() => {
+  const v = process.argv.find((a) => a.startsWith('--network='))?.split('=')[1];
+  if (!v) return null;
+  const [mbit, rtt] = v.split('/').map(Number);
+  return { downloadBytesPerS: (mbit! * 1e6) / 8, rttMs: rtt ?? 20 };
+})();
 const CPU_PROF = process.argv.includes('--cpu-prof');
 const DIST = new URL('../client/dist', import.meta.url).pathname;
 
@@ -67,7 +80,7 @@ async function main() {
   const dir = tmpDir('plexus-bench-browser-');
   const ids = await buildFixture(dir);
   const server = await startChildServer(dir, { PLEXUS_CLIENT_DIR: DIST });
-  console.log(`browser load, ${RUNS} runs per case, headless Chromium; load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`browser load, ${RUNS} runs per case, headless Chromium${NETWORK ? `, network emulated: ${((NETWORK.downloadBytesPerS * 8) / 1e6).toFixed(0)} Mbit/s down, ${NETWORK.rttMs} ms round trip` : ''}; load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   try {
     for (const CELLS of SIZES) for (const state of SERVER_STATES) await measureSize(server, CELLS, ids.get(CELLS)!, state);
   } finally {
@@ -77,6 +90,11 @@ async function main() {
 }
 
 type Server = Awaited<ReturnType<typeof startChildServer>>;
+/**
+ * `fast`: as shipped; `baseline`: the old way (see the header); `fast-uncompressed`: as shipped, but
+ * the browser asks for nothing compressed (`Accept-Encoding: identity`), to see what compression does.
+ */
+type Mode = 'fast' | 'baseline' | 'fast-uncompressed';
 
 /** Until the server has no document open (a cold run starts from storage). */
 async function serverIdle(server: Server): Promise<void> {
@@ -91,6 +109,8 @@ interface Sample {
   synced: number;
   /** The client's own marks (collab/session.ts), ms from navigation start (NaN: not reached). */
   marks: Record<string, number>;
+  /** Bytes received over the network until the keystroke was checked (HTTP bodies as sent). */
+  receivedBytes?: number;
 }
 
 const p50Finite = (xs: number[]) => (xs.some(Number.isFinite) ? pct(xs.filter(Number.isFinite), 50) : NaN);
@@ -126,7 +146,7 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
     const marks = await page.evaluate((names) => Object.fromEntries(names.map((n) => [n, performance.getEntriesByName(`plexus:${n}`)[0]?.startTime ?? NaN])), [...MARKS]);
     return { visible, ready, interactive, synced: marks['server-synced']!, marks };
   };
-  const initScript = (mode: 'fast' | 'baseline') => {
+  const initScript = (mode: Mode) => {
     if (mode === 'baseline') localStorage.setItem('plexus.fastOpen', '0');
     const w = window as unknown as { __firstCell?: number; __firstEditor?: number; __docReady?: number };
     new MutationObserver((_m, obs) => {
@@ -142,13 +162,22 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
     const order = r % 2 === 0 ? MODES : [...MODES].reverse();
     for (const mode of order) {
       if (state === 'idle') await serverIdle(server);
-      const ctx = await browser.newContext();
+      const ctx = await browser.newContext(mode === 'fast-uncompressed' ? { extraHTTPHeaders: { 'accept-encoding': 'identity' } } : {});
       await ctx.addInitScript(initScript, mode);
       const page = await ctx.newPage();
+      // Bytes the page received over the network (as encoded: compressed where it was), and the emulated link.
+      const cdp = await ctx.newCDPSession(page);
+      await cdp.send('Network.enable');
+      let received = 0;
+      cdp.on('Network.loadingFinished', (e: { encodedDataLength: number }) => void (received += e.encodedDataLength));
+      if (NETWORK) await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: NETWORK.rttMs, downloadThroughput: NETWORK.downloadBytesPerS, uploadThroughput: NETWORK.downloadBytesPerS / 4 });
       const profiled = async (cache: 'cold' | 'warm', go: () => Promise<unknown>) => {
         const stop = CPU_PROF && r === 0 ? await startPageProfile(page) : null;
+        received = 0;
         await go();
-        results.get(mode)![cache].push(await measure(page));
+        const sample = await measure(page);
+        sample.receivedBytes = received;
+        results.get(mode)![cache].push(sample);
         if (stop) {
           console.log(`\n## CPU profile of the page: ${CELLS} cells, server ${state}, ${mode}, ${cache} (from navigation to the keystroke checked)`);
           reportPageProfile(await stop(), DIST, path.join(import.meta.dirname, 'results', 'profiles', `browser-load-${CELLS}-${state}-${mode}-${cache}.cpuprofile`));
@@ -161,8 +190,8 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
   }
   await browser.close();
   holder?.destroy();
-  const p50 = (xs: Sample[], k: Exclude<keyof Sample, 'marks'>) => pct(xs.map((x) => x[k]), 50);
-  const max = (xs: Sample[], k: Exclude<keyof Sample, 'marks'>) => Math.max(...xs.map((x) => x[k]));
+  const p50 = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes'>) => pct(xs.map((x) => x[k]), 50);
+  const max = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes'>) => Math.max(...xs.map((x) => x[k]));
   console.log(`\n${CELLS} cells, server ${state === 'idle' ? 'idle (loads the workspace from storage)' : 'has the workspace open'} — ms from navigation start, p50 (max)`);
   console.log('mode      cache  first cell visible   document ready     interactive        server synced');
   for (const cache of ['cold', 'warm'] as const) {
@@ -174,7 +203,7 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
     }
     for (const mode of MODES) {
       const xs = results.get(mode)![cache];
-      console.log(`  ${mode} ${cache} marks (p50): ${MARKS.map((m) => `${m} ${p50Finite(xs.map((x) => x.marks[m] ?? NaN)).toFixed(0)}`).join(', ')}`);
+      console.log(`  ${mode} ${cache} marks (p50): ${MARKS.map((m) => `${m} ${p50Finite(xs.map((x) => x.marks[m] ?? NaN)).toFixed(0)}`).join(', ')}; received ${(p50Finite(xs.map((x) => x.receivedBytes ?? NaN)) / 1e6).toFixed(2)} MB`);
     }
     if (MODES.length === 2) {
       const [a, b] = MODES.map((m) => results.get(m)![cache]) as [Sample[], Sample[]];

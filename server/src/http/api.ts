@@ -26,6 +26,7 @@ import { handleAtlasApi } from './atlas-api.ts';
 import { handleServiceApi, type ServiceApiDeps } from './service-api.ts';
 import { handleHistoryApi, type HistoryApiDeps } from './history-api.ts';
 import type { OpeningReads } from './opening-reads.ts';
+import { acceptedEncodings } from './content-coding.ts';
 
 export interface ApiDeps {
   signer: TokenSigner;
@@ -174,9 +175,11 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         sendJson(res, 200, { firstScreen: await deps.openingReads.firstScreen(id, Number.isFinite(cells) ? cells : 0) });
         return true;
       }
-      const state = await deps.openingReads.state(id);
+      const state = await deps.openingReads.stateFor(id, acceptedEncodings(req.headers['accept-encoding']));
       if (!state) throw new HttpError(409, 'document-unavailable', 'the workspace document cannot be loaded now; the collaboration socket says why');
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': state.byteLength, 'cache-control': 'no-store' }).end(state);
+      res
+        .writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': state.body.byteLength, 'cache-control': 'no-store', vary: 'accept-encoding', ...(state.coding ? { 'content-encoding': state.coding } : {}) })
+        .end(state.body);
       return true;
     } else if (parts.length >= 3 && ['uploads', 'data', 'results', 'export', 'import', 'jobs', 'recordings'].includes(parts[2]!)) {
       const role = await roleIn(deps, claims, id);

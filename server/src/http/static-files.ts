@@ -1,10 +1,16 @@
 /**
  * Serves the built client (client/dist) with an SPA fallback to index.html. Hashed assets are
- * cached for a year; index.html never. Effects: file reads.
+ * cached for a year; index.html never. A file the build also wrote compressed (`.br`, `.gz`:
+ * client/scripts/precompress.mjs) is sent in the smallest form the browser accepts
+ * (`Accept-Encoding`; `Vary` says so to caches); nothing is compressed per request. Effects: file reads.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { COMPRESSIBLE_TYPES, acceptedEncodings } from './content-coding.ts';
+
+/** Compressed copies the build writes, best first. */
+const ENCODINGS: Array<[string, string]> = [['br', '.br'], ['gzip', '.gz']];
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
@@ -40,12 +46,26 @@ export function staticFiles(dir: string): ((req: IncomingMessage, res: ServerRes
       stat = fs.statSync(file);
     }
     const hashed = file.includes(`${path.sep}assets${path.sep}`);
+    const type = TYPES[path.extname(file)] ?? 'application/octet-stream';
+    const accepted = acceptedEncodings(req.headers['accept-encoding']);
+    let body = file;
+    let encoding: string | null = null;
+    for (const [enc, ext] of ENCODINGS) {
+      if (!accepted.has(enc)) continue;
+      const s = fs.statSync(file + ext, { throwIfNoEntry: false });
+      if (s?.isFile()) {
+        [body, encoding, stat] = [file + ext, enc, s];
+        break;
+      }
+    }
     res.writeHead(200, {
-      'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+      'content-type': type,
       'content-length': stat.size,
       'cache-control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache',
+      ...(encoding ? { 'content-encoding': encoding } : {}),
+      ...(COMPRESSIBLE_TYPES.test(type) ? { vary: 'accept-encoding' } : {}),
     });
     if (req.method === 'HEAD') return void res.end();
-    fs.createReadStream(file).pipe(res);
+    fs.createReadStream(body).pipe(res);
   };
 }

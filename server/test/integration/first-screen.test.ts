@@ -7,6 +7,8 @@
  * document object, not a second load), then unloads; shutting down with a document held still
  * flushes and stops.
  */
+import http from 'node:http';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { cellSource, createCell, listCells, setCellSource, userOrigin } from '@plexus/shared';
@@ -67,6 +69,19 @@ describe('first screen', () => {
     expect(listCells(fresh)[3] && cellSource(listCells(fresh)[3]!)).toBe('changed = 3');
     // Nothing is missing: the same state vector as the synced client's.
     expect(Y.decodeStateVector(Y.encodeStateVector(fresh))).toEqual(Y.decodeStateVector(Y.encodeStateVector(c.doc)));
+    // As a browser asks for it (it accepts Brotli): compressed, the same document once decoded.
+    const raw = await new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      http.get(`${s.url}/api/workspaces/${id}/state`, { headers: { authorization: `Bearer ${s.ownerToken}`, 'accept-encoding': 'gzip, deflate, br, zstd' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (x: Buffer) => chunks.push(x));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    expect(raw.headers['content-encoding']).toBe('br');
+    expect(raw.headers.vary).toBe('accept-encoding');
+    const decoded = new Y.Doc();
+    Y.applyUpdate(decoded, zlib.brotliDecompressSync(raw.body));
+    expect(listCells(decoded).map(cellSource)).toEqual(listCells(c.doc).map(cellSource));
     c.destroy();
   });
 

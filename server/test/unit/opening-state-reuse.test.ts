@@ -6,6 +6,7 @@
  * Hocuspocus (no network), with a clock the test moves.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import zlib from 'node:zlib';
 import * as Y from 'yjs';
 import { Hocuspocus } from '@hocuspocus/server';
 import { createLogger } from '../../src/log.ts';
@@ -116,5 +117,28 @@ describe("the state sent to people opening a workspace", () => {
     expect(second).not.toBe(first);
     expect(lines(second)).toHaveLength(20);
     expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 0 });
+  });
+
+  it('is compressed with the best coding the browser accepts, once per kept state; small ones and refusals go as they are', async () => {
+    const { reads, write, lines } = setUp();
+    await write('w', 300, 'a');
+    const raw = (await reads.state('w'))!;
+    const br = (await reads.stateFor('w', new Set(['gzip', 'deflate', 'br'])))!;
+    expect(br.coding).toBe('br');
+    expect(br.body.byteLength).toBeLessThan(raw.byteLength / 3);
+    expect(lines(zlib.brotliDecompressSync(br.body))).toEqual(lines(raw));
+    // The kept state keeps its compressed form: the same bytes again, not compressed again.
+    expect((await reads.stateFor('w', new Set(['br'])))!.body).toBe(br.body);
+    const gz = (await reads.stateFor('w', new Set(['gzip'])))!;
+    expect(gz.coding).toBe('gzip');
+    expect(Buffer.compare(zlib.gunzipSync(gz.body), Buffer.from(raw))).toBe(0);
+    expect(await reads.stateFor('w', new Set(['deflate', 'identity']))).toEqual({ body: raw, coding: null });
+    await write('tiny', 1, 't');
+    const tiny = (await reads.stateFor('tiny', new Set(['br'])))!;
+    expect(tiny.coding).toBeNull();
+    expect(lines(tiny.body)).toHaveLength(1);
+    // A server closing reads nothing more.
+    await reads.close();
+    expect(await reads.stateFor('w', new Set(['br']))).toBeNull();
   });
 });
