@@ -121,6 +121,19 @@ describe('exec state and outputs', () => {
     expect(liveItems(doc) - bare).toBe(1);
     expect(liveItems(peer)).toBe(liveItems(doc));
   });
+  it('a run written whole keeps no undefined value (Yjs could not encode it), in its keys or its outputs', () => {
+    const doc = new Y.Doc();
+    const peer = new Y.Doc();
+    doc.on('update', (u: Uint8Array) => Y.applyUpdate(peer, u));
+    const id = createCell(doc, { kind: 'code', source: 'x', author: 'a' }, alice);
+    const info = { ...execInfo(doc, id, 'r1'), reason: undefined };
+    recordExec(doc, getCell(doc, id)!, info, { state: 'done', outputs: [{ type: 'text', text: 'x', extra: undefined } as never] }, KERNEL_ORIGIN);
+    const stored = getCell(peer, id)!.map.get('exec') as Record<string, unknown>;
+    expect('reason' in stored).toBe(false);
+    expect(stored.outputs).toEqual([{ type: 'text', text: 'x' }]);
+    expect(Object.keys((stored.outputs as object[])[0]!)).toEqual(['type', 'text']);
+    expect(readCellRun(peer, id)!.exec).toMatchObject({ runId: 'r1', state: 'done' });
+  });
   it('a run that already wrote more outputs than are worth sending again ends in its map', () => {
     const doc = new Y.Doc();
     const id = createCell(doc, { kind: 'code', source: 'print()', author: 'a' }, alice);

@@ -364,10 +364,22 @@ type RunEnd = { state: Exclude<ExecState, 'running'>; defines?: string[]; reason
 /** A run's final record as one plain value: its keys as they end, and `outputs` (no undefined anywhere). */
 function finishedRun(info: Record<string, unknown>, end: RunEnd, outputs: CellOutput[]): Record<string, unknown> {
   const endedAt = Date.now();
-  const run: Record<string, unknown> = { ...info, state: end.state, endedAt, durationMs: endedAt - Number(info.startedAt ?? endedAt), ...(end.defines ? { defines: end.defines } : {}), ...(end.reason ? { reason: end.reason } : {}) };
-  for (const k of Object.keys(run)) if (run[k] === undefined) delete run[k];
-  run.outputs = outputs.map((o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)));
+  // Built key by key (no `delete`: an object that loses keys becomes a slow dictionary to encode).
+  const run = definedOnly(info);
+  run.state = end.state;
+  run.endedAt = endedAt;
+  run.durationMs = endedAt - Number(info.startedAt ?? endedAt);
+  if (end.defines) run.defines = end.defines;
+  if (end.reason) run.reason = end.reason;
+  run.outputs = outputs.map(definedOnly);
   return run;
+}
+
+/** A copy of `o` without its undefined values (Yjs cannot store them); the document keeps its own copy. */
+function definedOnly(o: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 /**
