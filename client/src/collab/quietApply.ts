@@ -11,8 +11,9 @@
  * The listeners are set aside for those transactions only: a transaction that another listener
  * starts meanwhile (nested, cleaned up right after it) has them back, so its update is sent and
  * stored as usual. The session also loads its local copy this way (origin: y-indexeddb, which
- * ignores its own) while its socket is not yet connected. Relies on lib0's Observable keeping listeners in `_observers` (a Map of Sets),
- * as lib0 0.2.x does; quietApply.test.ts fails if that changes.
+ * ignores its own) while its socket is not yet connected.
+ * Relies on lib0's Observable keeping listeners in `_observers` (a Map of Sets), as lib0 0.2.x
+ * does; quietApply.test.ts fails if that changes.
  */
 import * as Y from 'yjs';
 import type { IndexeddbPersistence } from 'y-indexeddb';

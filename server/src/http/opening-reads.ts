@@ -51,7 +51,6 @@ interface KeptState {
   bytes: Uint8Array;
   /** The same, compressed, once asked for (per coding). */
   compressed: Map<Coding, Promise<Buffer>>;
-  at: number;
   changedAt: number | null;
   drop: () => void;
 }
@@ -120,17 +119,17 @@ export class OpeningReads {
     k?.drop();
     const bytes = Y.encodeStateAsUpdate(doc);
     this.stats.stateEncoded++;
-    if (!this.closed && bytes.byteLength >= this.reuse.minBytes && bytes.byteLength <= this.reuse.maxBytes) this.keep(id, doc, bytes, now);
+    if (!this.closed && bytes.byteLength >= this.reuse.minBytes && bytes.byteLength <= this.reuse.maxBytes) this.keep(id, doc, bytes);
     return bytes;
   }
 
-  private keep(id: string, doc: Y.Doc, bytes: Uint8Array, now: number): void {
+  private keep(id: string, doc: Y.Doc, bytes: Uint8Array): void {
     // The oldest first (a Map keeps insertion order) until this one fits.
     for (const old of this.kept.values()) {
       if (this.keptBytes + bytes.byteLength <= this.reuse.maxBytes) break;
       old.drop();
     }
-    const entry: KeptState = { doc, bytes, compressed: new Map(), at: now, changedAt: null, drop: () => {} };
+    const entry: KeptState = { doc, bytes, compressed: new Map(), changedAt: null, drop: () => {} };
     const onChange = (tr: Y.Transaction) => {
       if (entry.changedAt === null && (tr.changed.size || tr.deleteSet.clients.size)) entry.changedAt = this.reuse.now();
     };

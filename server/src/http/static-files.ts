@@ -7,10 +7,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { COMPRESSIBLE_TYPES, acceptedEncodings } from './content-coding.ts';
+import { CODINGS, COMPRESSIBLE_TYPES, acceptedEncodings } from './content-coding.ts';
 
-/** Compressed copies the build writes, best first. */
-const ENCODINGS: Array<[string, string]> = [['br', '.br'], ['gzip', '.gz']];
+/** The compressed copies the build writes, in the order codings are preferred. */
+const COPY_EXT: Record<(typeof CODINGS)[number], string> = { br: '.br', gzip: '.gz' };
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
@@ -50,8 +50,9 @@ export function staticFiles(dir: string): ((req: IncomingMessage, res: ServerRes
     const accepted = acceptedEncodings(req.headers['accept-encoding']);
     let body = file;
     let encoding: string | null = null;
-    for (const [enc, ext] of ENCODINGS) {
+    for (const enc of CODINGS) {
       if (!accepted.has(enc)) continue;
+      const ext = COPY_EXT[enc];
       const s = fs.statSync(file + ext, { throwIfNoEntry: false });
       if (s?.isFile()) {
         [body, encoding, stat] = [file + ext, enc, s];

@@ -350,7 +350,7 @@ export function startExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'stat
  * in one write, as one plain `FinishedRun` value (see the header) — never changed afterwards.
  */
 export function recordExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'state' | 'endedAt' | 'durationMs'>, end: RunEnd, origin: Origin): void {
-  const run = finishedRun({ ...info }, end, end.outputs ?? []);
+  const run = finishedRun(info, end, end.outputs ?? []);
   doc.transact(() => {
     cell.map.set('exec', run);
     if (cell.map.has('pending')) cell.map.delete('pending');
@@ -362,7 +362,7 @@ export function recordExec(doc: Y.Doc, cell: CellView, info: Omit<ExecInfo, 'sta
 type RunEnd = { state: Exclude<ExecState, 'running'>; defines?: string[]; reason?: string; outputs?: CellOutput[] };
 
 /** A run's final record as one plain value: its keys as they end, and `outputs` (no undefined anywhere). */
-function finishedRun(info: Record<string, unknown>, end: RunEnd, outputs: CellOutput[]): Record<string, unknown> {
+function finishedRun(info: { startedAt?: unknown }, end: RunEnd, outputs: CellOutput[]): Record<string, unknown> {
   const endedAt = Date.now();
   // Built key by key (no `delete`: an object that loses keys becomes a slow dictionary to encode).
   const run = definedOnly(info);
