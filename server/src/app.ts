@@ -82,6 +82,8 @@ export interface PlexusServer {
   signer: TokenSigner;
   workspaces: Workspaces;
   persistence: DurablePersistence;
+  /** What browsers read while they open a workspace (first screen, state) and the states kept for them. */
+  openingReads: OpeningReads;
   /** The volumes directory (`<dataDir>/volumes`) and the datasets being generated. */
   volumes: Volumes;
   /** Kernel supervision (null when PLEXUS_KERNEL=0). */
@@ -328,6 +330,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const volumeRoute = { volumes, signer, log, store, public: config.publicVolumes, corsOrigins: config.volumesCorsOrigins, publicUrl };
   const volumeApi = { volumes, maxSampleVoxels: config.maxSampleVoxels, publicUrl };
   const openingReads = new OpeningReads(() => hocuspocus, log);
+  persistence.onLoadedState = (ws, doc, state) => openingReads.keepLoaded(ws, doc, state);
   const handle = requestHandler({
       api: {
         signer, workspaces, log, store, volumeApi, library, version: VERSION, started, publicUrl, nodeId: config.ops.nodeId, isDraining: () => drainState.draining,
@@ -455,5 +458,5 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
       await close();
     })());
 
-  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, kernelTokenFile, agentLeases, kernelLeases, library, atlas, forks: forking.forks, roster: forking.roster, history, nodeId: config.ops.nodeId, readiness, metrics, cluster, close, drain };
+  return { config, url, port, store, hocuspocus, signer, workspaces, persistence, openingReads, volumes, kernels, jobs, curated, recordings, log, ownerToken, agentTokenFile, kernelTokenFile, agentLeases, kernelLeases, library, atlas, forks: forking.forks, roster: forking.roster, history, nodeId: config.ops.nodeId, readiness, metrics, cluster, close, drain };
 }

@@ -87,6 +87,12 @@ export class DurablePersistence implements Extension {
    * connection) to refuse it. The kernel fence (app.ts) refuses a kernel process that lost its lease.
    */
   writeFence: ((ws: string, claims: TokenClaims) => Promise<void>) | null = null;
+  /**
+   * Called when a document loaded from a stored snapshot alone (no log on top) and passed its
+   * check: `state` is then an encoded update of the document as loaded, which whoever sends the
+   * whole state may send instead of encoding it again (http/opening-reads.ts).
+   */
+  onLoadedState: ((ws: string, doc: Y.Doc, state: Uint8Array) => void) | null = null;
 
   constructor(
     private readonly store: WorkspaceStorage,
@@ -116,6 +122,7 @@ export class DurablePersistence implements Extension {
     }
     this.deleted.delete(documentName);
     this.fenced.delete(documentName);
+    if (parts.snapshot && parts.entries.length === 0) this.onLoadedState?.(documentName, document, parts.snapshot);
     this.log.info('document loaded', { ws: documentName, ms: +(performance.now() - started).toFixed(1), logEntries: parts.entries.length });
     // Remember how much log sits on top of the snapshot so a long log is compacted soon.
     this.pendingLog.set(documentName, parts.entries.length);

@@ -14,7 +14,9 @@
  * changed: what the browser applies is then a moment old, and its socket's sync brings what changed
  * since (as it always did for changes made while the state was on its way). The state is sent
  * compressed when the browser accepts it (Brotli at its fastest: 15 MiB → ~2.3 MiB), which on a
- * real network is most of its time; a kept state keeps its compressed form too.
+ * real network is most of its time; a kept state keeps its compressed form too. A document loaded
+ * from a stored snapshot alone starts with that snapshot as its kept state (`keepLoaded`): the first
+ * person to open an idle workspace does not wait for it to be encoded again either.
  * Effects: loads documents (reads only), timers.
  */
 import type { Hocuspocus } from '@hocuspocus/server';
@@ -61,7 +63,7 @@ export class OpeningReads {
   private keptBytes = 0;
   private closed = false;
   /** States encoded and sent again (tests, metrics). */
-  readonly stats = { stateEncoded: 0, stateReused: 0 };
+  readonly stats = { stateEncoded: 0, stateReused: 0, stateFromStorage: 0 };
 
   constructor(
     private readonly hocuspocus: () => Hocuspocus,
@@ -121,6 +123,17 @@ export class OpeningReads {
     this.stats.stateEncoded++;
     if (!this.closed && bytes.byteLength >= this.reuse.minBytes && bytes.byteLength <= this.reuse.maxBytes) this.keep(id, doc, bytes);
     return bytes;
+  }
+
+  /**
+   * `state` encodes `doc` as it was just loaded (the stored snapshot it was loaded from): kept as if
+   * it had been encoded now, when it is of a size worth keeping.
+   */
+  keepLoaded(id: string, doc: Y.Doc, state: Uint8Array): void {
+    if (this.closed || state.byteLength < this.reuse.minBytes || state.byteLength > this.reuse.maxBytes) return;
+    this.kept.get(id)?.drop();
+    this.keep(id, doc, state);
+    this.stats.stateFromStorage++;
   }
 
   private keep(id: string, doc: Y.Doc, bytes: Uint8Array): void {

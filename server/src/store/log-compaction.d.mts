@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
 /** Merges many updates into one in groups of `fan` (O(n log n)); null for none. */
 export function mergeInTree(parts: Uint8Array[], fan?: number): Uint8Array | null;
+/** The state `parts` (snapshot, then log entries) make, as one update, deleted content collected. */
+export function foldUpdates(parts: Uint8Array[]): Uint8Array;
 /** Folds the log of `ws` into its snapshot (database `snap`) from stored data alone; the log entries stay until `dropFolded`. */
 export function compactFromLog(db: Database.Database, ws: string): { folded: number; upto: number };
 /** Drops the log entries of `ws` a snapshot holds (up to `upto`); returns how many. */

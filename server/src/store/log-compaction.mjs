@@ -21,9 +21,30 @@ export function mergeInTree(parts, fan = 32) {
 }
 
 /**
+ * The state that `parts` (a snapshot, then log entries, in order) make, as one update, with the
+ * content of deleted items collected. `Y.mergeUpdates` keeps every deleted character and every
+ * replaced output forever: a snapshot folded by merging grew with the workspace's whole history
+ * (an output rewritten 100 times: 1.1 MB merged against 10 KB collected), and every load read it
+ * all. Applying into a document (garbage collection on, as the live one has it) and encoding that
+ * keeps only what the document holds; what Yjs could not integrate yet is kept as it is. About
+ * 1.8× the time of a merge, on the background worker.
+ */
+export function foldUpdates(parts) {
+  const doc = new Y.Doc();
+  try {
+    doc.transact(() => {
+      for (const p of parts) Y.applyUpdate(doc, p);
+    });
+    return Y.encodeStateAsUpdate(doc);
+  } finally {
+    doc.destroy();
+  }
+}
+
+/**
  * Folds every log entry of `ws` present now into its snapshot, from stored data alone (the live
  * document is not needed, so this can run on another thread). The small entries are merged
- * first and the large snapshot only once. Entries appended meanwhile stay in the log; if a newer
+ * into one document (`foldUpdates`). Entries appended meanwhile stay in the log; if a newer
  * snapshot appeared meanwhile nothing is written.
  *
  * Snapshots live in their own database (attached as `snap`), so writing one — a large blob — takes
@@ -39,8 +60,8 @@ export function compactFromLog(db, ws) {
   const rows = db.prepare('SELECT seq, data FROM main.log WHERE ws = ? AND seq > ? ORDER BY seq').all(ws, from);
   if (rows.length === 0) return { folded: 0, upto: 0 };
   const upto = rows[rows.length - 1].seq;
-  const entries = mergeInTree(rows.map((r) => new Uint8Array(r.data)));
-  const state = snap ? Y.mergeUpdates([new Uint8Array(snap.data), entries]) : entries;
+  const entries = rows.map((r) => new Uint8Array(r.data));
+  const state = foldUpdates(snap ? [new Uint8Array(snap.data), ...entries] : entries);
   const written = db.transaction(() => {
     const now = db.prepare('SELECT upto FROM snap.snapshots WHERE ws = ?').get(ws);
     if ((now ? now.upto : 0) !== from) return false; // someone else compacted meanwhile

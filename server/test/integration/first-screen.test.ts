@@ -85,6 +85,46 @@ describe('first screen', () => {
     c.destroy();
   });
 
+  it('a big idle workspace is sent as its stored snapshot, not encoded again; with a log on top it is encoded', async () => {
+    // Over the size worth keeping (256 KiB): 40 cells of ~8 KB.
+    const id = (await api(s.url, s.ownerToken, 'POST', '/api/workspaces', { name: 'Big idle' })).json.workspace.id as string;
+    const c = hocuspocusClient(s.url, id, s.ownerToken);
+    await c.synced;
+    for (let i = 0; i < 40; i++) createCell(c.doc, { kind: 'code', source: `// cell ${i}\n` + `x${i} = ${i};\n`.repeat(800), author: 'a' }, userOrigin('a'));
+    await waitFor(() => c.provider.unsyncedChanges === 0, { message: 'ack' });
+    const expected = listCells(c.doc).map(cellSource);
+    const sv = Y.decodeStateVector(Y.encodeStateVector(c.doc));
+    c.destroy();
+    const folded = async () => !s.hocuspocus.documents.has(id) && (await s.store.loadParts(id)).entries.length === 0;
+    await waitFor(folded, { message: 'unloaded, its log folded into the snapshot', timeout: 30_000 });
+    const before = { ...s.openingReads.stats };
+    const r = await state(id, s.ownerToken);
+    expect(r.status).toBe(200);
+    const fresh = new Y.Doc();
+    Y.applyUpdate(fresh, new Uint8Array(await r.arrayBuffer()));
+    expect(listCells(fresh).map(cellSource)).toEqual(expected);
+    expect(Y.decodeStateVector(Y.encodeStateVector(fresh))).toEqual(sv);
+    expect(s.openingReads.stats.stateFromStorage).toBe(before.stateFromStorage + 1);
+    expect(s.openingReads.stats.stateEncoded).toBe(before.stateEncoded);
+    // A change after the load (the snapshot is then a moment old) is what the socket brings.
+    const d = hocuspocusClient(s.url, id, s.ownerToken);
+    await d.synced;
+    expect(listCells(d.doc).map(cellSource)).toEqual(expected);
+    d.destroy();
+    await waitFor(folded, { message: 'unloaded again', timeout: 30_000 });
+    // A log on top of the snapshot: the loaded document is encoded as before.
+    const stored = storedDoc(s, id);
+    const vector = Y.encodeStateVector(stored);
+    setCellSource(stored, listCells(stored)[0]!.id, 'logged = 1', userOrigin('a'));
+    s.store.append(id, Y.encodeStateAsUpdate(stored, vector));
+    const mid = { ...s.openingReads.stats };
+    const logged = new Y.Doc();
+    Y.applyUpdate(logged, new Uint8Array(await (await state(id, s.ownerToken)).arrayBuffer()));
+    expect(cellSource(listCells(logged)[0]!)).toBe('logged = 1');
+    expect(s.openingReads.stats.stateFromStorage).toBe(mid.stateFromStorage);
+    expect(s.openingReads.stats.stateEncoded).toBe(mid.stateEncoded + 1);
+  });
+
   it('the first cells of the live document, in order, as many as asked (bounded)', async () => {
     const id = await workspace(s, 'Forty', 40);
     const r = await firstScreen(id, s.ownerToken, '?cells=3');

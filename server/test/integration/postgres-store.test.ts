@@ -24,6 +24,7 @@ import { PgHistoryStore } from '../../src/store/postgres/postgres-history.ts';
 import { COMPACTION_LOCK } from '../../src/store/postgres/compaction.mjs';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { FencedError, WorkspaceNotFoundError } from '../../src/store/storage.ts';
+import { folded, rewrites } from '../fixtures/rewrites.ts';
 import { keystrokes } from '../fixtures/keystrokes.ts';
 
 let pg: PostgresServer;
@@ -108,6 +109,22 @@ describe('the Postgres store', () => {
     expect(await s.logLength('w')).toBe(0);
     expect(textOf((await s.load('w')).update)).toBe(doc.getText('t').toString());
     expect(await s.compactInBackground('w')).toBe(0);
+  });
+
+  it('compaction keeps what the document holds, not what was deleted (from stored data and with a state from memory)', async () => {
+    const { store: s } = await freshStore();
+    const { state, updates, final } = rewrites(100);
+    await s.create({ id: 'w', name: 'W', state });
+    for (const u of updates.slice(0, 50)) await s.append('w', u);
+    expect(await s.compactInBackground('w')).toBe(50);
+    for (const u of updates.slice(50)) await s.append('w', u);
+    const memory = new Y.Doc();
+    Y.applyUpdate(memory, state);
+    updates.slice(0, 60).forEach((u) => Y.applyUpdate(memory, u));
+    expect(await s.snapshotFromMemory('w', Y.encodeStateAsUpdate(memory))).toBe(50);
+    const parts = await s.loadParts('w');
+    expect(parts.entries).toHaveLength(0);
+    expect(folded(parts.snapshot!)).toEqual({ small: true, output: final, text: 'kept' });
   });
 
   it('a snapshot from memory folds the entries stored meanwhile too (it is merged with them, never just replaces them)', async () => {

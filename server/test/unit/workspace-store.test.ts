@@ -5,6 +5,7 @@ import path from 'node:path';
 import * as Y from 'yjs';
 import { WorkspaceStore, WorkspaceNotFoundError, mergeInTree } from '../../src/store/workspace-store.ts';
 import { keystrokes } from '../fixtures/keystrokes.ts';
+import { folded, rewrites } from '../fixtures/rewrites.ts';
 
 const tmp = () => new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-store-')), 'p.db'));
 
@@ -27,6 +28,23 @@ describe('WorkspaceStore', () => {
     // An older snapshot never replaces a newer one.
     expect(s.compact('w', Y.encodeStateAsUpdate(base), upto - 10)).toBe(0);
     s.close();
+  });
+
+  it('compaction keeps what the document holds, not what was deleted: an output rewritten 100 times folds to one', async () => {
+    for (const background of [false, true]) {
+      const s = new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-store-')), 'p.db'), { background });
+      const { state, updates, final } = rewrites(100);
+      s.create({ id: 'w', name: 'W', state });
+      updates.slice(0, 50).forEach((u) => s.append('w', u));
+      expect(await s.compactInBackground('w')).toBe(50);
+      updates.slice(50).forEach((u) => s.append('w', u));
+      expect(await s.compactInBackground('w')).toBe(50);
+      const parts = s.loadParts('w');
+      expect(parts.entries).toHaveLength(0);
+      // A merge kept all 100 outputs of 10 KB (over 1 MB); the live document holds one.
+      expect(folded(parts.snapshot!)).toEqual({ small: true, output: final, text: 'kept' });
+      s.close();
+    }
   });
 
   it('mergeInTree equals a flat merge', () => {
@@ -61,3 +79,4 @@ describe('WorkspaceStore', () => {
     expect((s.db.prepare('SELECT COUNT(*) AS n FROM snapshots').get() as { n: number }).n).toBe(0);
   });
 });
+

@@ -2,8 +2,7 @@
 // server's thread: snapshots from memory, fallback) and the compaction worker. Plain JavaScript so
 // a worker thread loads it without a TypeScript loader; types in compaction.d.mts.
 // Effects: one Postgres transaction.
-import * as Y from 'yjs';
-import { mergeInTree } from '../log-compaction.mjs';
+import { foldUpdates } from '../log-compaction.mjs';
 
 /** Advisory lock key (two-int form, first half) of compactions; the second half is the workspace's hashtext. */
 export const COMPACTION_LOCK = 0x506c7843; // 'PlxC'
@@ -43,8 +42,9 @@ export async function compactWorkspace(client, ws, { wait = false, state = null,
     const parts = [];
     if (snap) parts.push(view(snap.data));
     if (state) parts.push(state);
-    if (rows.length) parts.push(mergeInTree(rows.map((r) => view(r.data))));
-    const merged = parts.length === 1 ? parts[0] : Y.mergeUpdates(parts);
+    for (const r of rows) parts.push(view(r.data));
+    // Deleted content collected (log-compaction.mjs); a state from memory alone is already.
+    const merged = parts.length === 1 && state ? state : foldUpdates(parts);
     await client.query(
       'INSERT INTO snapshots (ws, upto, data) VALUES ($1, $2, $3) ON CONFLICT (ws) DO UPDATE SET upto = excluded.upto, data = excluded.data',
       [ws, upto, merged],
