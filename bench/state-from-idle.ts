@@ -2,10 +2,12 @@
  * Opening a workspace nobody has open (the server loads it from storage first), as a browser asks
  * for it: `GET …/first-screen` and `GET …/state` (Brotli accepted) at once, timed to the last byte
  * of each. Two ways, alternating round by round on the same server and the same stored workspace:
- * - `snapshot kept` (now): a document loaded from a stored snapshot alone keeps that snapshot as
- *   its encoded state (persistence `onLoadedState` → opening-reads `keepLoaded`), so `/state`
- *   sends it without encoding the document again;
- * - `encoded` (before): the hook unset, `/state` encodes the loaded document.
+ * - now: the first screen remembered at the last unload is sent from memory without waiting for
+ *   the load, and a document loaded from a stored snapshot alone keeps that snapshot as its encoded
+ *   state (persistence `onLoadedState` → opening-reads `keepLoaded`), so `/state` sends it without
+ *   encoding the document again;
+ * - before: the remembered first screen forgotten and the hook unset: both wait for the load, and
+ *   `/state` encodes the loaded document.
  * Before each round the server has unloaded the workspace and folded its log (as an idle
  * workspace is). In this process: an in-process server on a fresh data dir (kernel off, as in
  * bench/browser-load.ts: a running kernel keeps the document loaded for minutes), the notebook
@@ -32,8 +34,8 @@ const server = await startServer(
 );
 const keep = server.persistence.onLoadedState;
 const ways = [
-  { name: 'snapshot kept (now)', hook: keep },
-  { name: 'encoded (before)', hook: null },
+  { name: 'now', hook: keep, forget: false },
+  { name: 'before', hook: null, forget: true },
 ];
 
 /** Milliseconds to the last byte of GET `p`, and the bytes received (as sent). */
@@ -60,6 +62,7 @@ try {
       for (const i of order) {
         await waitFor(async () => !server.hocuspocus.documents.has(id) && (await server.store.loadParts(id)).entries.length === 0, { timeout: 120_000, interval: 50, message: 'unloaded, log folded' });
         server.persistence.onLoadedState = ways[i]!.hook;
+        if (ways[i]!.forget) server.openingReads.forget(id);
         const [first, state] = await Promise.all([timedGet(`/api/workspaces/${id}/first-screen`), timedGet(`/api/workspaces/${id}/state`)]);
         if (r === 0) continue; // warm-up round (compiles the paths)
         results[i]!.state.push(state.ms);
@@ -73,7 +76,7 @@ try {
       ['way', 'first screen', 'state', 'state bytes sent'],
       ways.map((w, i) => [w.name, `${fmt(median(results[i]!.first), 0)} (${fmt(Math.max(...results[i]!.first), 0)})`, `${fmt(median(results[i]!.state), 0)} (${fmt(Math.max(...results[i]!.state), 0)})`, `${fmt(results[i]!.bytes / 1024 / 1024, 2)} MiB`]),
     );
-    console.log(`now / before: state ${fmt(median(results[0]!.state) / median(results[1]!.state), 2)}×`);
+    console.log(`now / before: first screen ${fmt(median(results[0]!.first) / median(results[1]!.first), 2)}×, state ${fmt(median(results[0]!.state) / median(results[1]!.state), 2)}×`);
   }
 } finally {
   await server.close();

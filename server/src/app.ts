@@ -259,6 +259,10 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const history = historyWiring({ config, store: storage.history, hocuspocus: (): Hocuspocus => hocuspocus, log });
   // The atlas: maps' coordinates and selection tables follow each loaded document (atlas/atlas-maps.ts).
   const atlas = kernels ? atlasMaps({ config, hocuspocus: (): Hocuspocus => hocuspocus, kernels, log }) : null;
+  // What browsers read while they open a workspace; it keeps encoded states and, on one node, the
+  // first screens of unloaded documents (http/opening-reads.ts).
+  const openingReads = new OpeningReads(() => hocuspocus, log, { storedLogLength: cluster ? null : (ws) => store.logLength(ws) });
+  persistence.onLoadedState = (ws, doc, state) => openingReads.keepLoaded(ws, doc, state);
   const hocuspocus: Hocuspocus = new Hocuspocus({
     name: 'plexus',
     quiet: true,
@@ -275,7 +279,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     // joining would reuse a document whose unload hooks already ran.
     debounce: store.syncAppends ? 10_000 : 0,
     unloadImmediately: true,
-    extensions: [...(cluster ? [cluster.ownership] : []), new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), ...(atlas ? [atlas.extension] : []), library.extension, forking.roster.extension, history.attribution.extension, history.checkpoints.extension, metrics.extension],
+    extensions: [...(cluster ? [cluster.ownership] : []), new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), ...(atlas ? [atlas.extension] : []), library.extension, forking.roster.extension, history.attribution.extension, history.checkpoints.extension, metrics.extension, openingReads],
   });
   // Error bodies never name these (http/respond.ts redacts them; any other absolute path too).
   registerServerDir(config.dataDir, '<data dir>');
@@ -329,8 +333,6 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const publicUrl = (req: IncomingMessage) => config.publicUrl ?? `http://${req.headers.host ?? `localhost:${config.port}`}`;
   const volumeRoute = { volumes, signer, log, store, public: config.publicVolumes, corsOrigins: config.volumesCorsOrigins, publicUrl };
   const volumeApi = { volumes, maxSampleVoxels: config.maxSampleVoxels, publicUrl };
-  const openingReads = new OpeningReads(() => hocuspocus, log);
-  persistence.onLoadedState = (ws, doc, state) => openingReads.keepLoaded(ws, doc, state);
   const handle = requestHandler({
       api: {
         signer, workspaces, log, store, volumeApi, library, version: VERSION, started, publicUrl, nodeId: config.ops.nodeId, isDraining: () => drainState.draining,

@@ -17,11 +17,22 @@
  * real network is most of its time; a kept state keeps its compressed form too. A document loaded
  * from a stored snapshot alone starts with that snapshot as its kept state (`keepLoaded`): the first
  * person to open an idle workspace does not wait for it to be encoded again either.
- * Effects: loads documents (reads only), timers.
+ *
+ * As a Hocuspocus extension it also remembers the first screen of each document as it unloads
+ * (bounded in bytes, oldest first) and forgets it when the document loads again. The next first
+ * screen asked for while the document is not loaded is answered from memory, at once, when the
+ * stored log holds nothing on top of the snapshot (everything written before the unload was
+ * folded, nothing written since): it no longer waits for the whole document to load (about 1 s for
+ * 10,000 cells). A read that must load the document first lets the event loop turn once, so that a
+ * first screen asked for at the same moment is answered before the load holds the loop. Only on
+ * one node (`storedLogLength` null with several: another node may write a workspace this one does
+ * not hold).
+ * Effects: loads documents (reads only), timers, storage reads (log length).
  */
-import type { Hocuspocus } from '@hocuspocus/server';
+import type { Extension, Hocuspocus, beforeUnloadDocumentPayload, onLoadDocumentPayload } from '@hocuspocus/server';
 import * as Y from 'yjs';
 import { FIRST_SCREEN_DEFAULTS, FIRST_SCREEN_MAX_CELLS, readFirstScreen, type FirstScreen } from '@plexus/shared';
+import type { Awaitable } from '../store/storage.ts';
 import type { Logger } from '../log.ts';
 import { bestCoding, compress, type Coding } from './content-coding.ts';
 
@@ -48,6 +59,21 @@ export interface StateReuse {
 
 export const STATE_REUSE: StateReuse = { reuseMs: 10_000, keepMs: 60_000, minBytes: 256 * 1024, maxBytes: 256 * 1024 * 1024, now: () => Date.now() };
 
+/** All remembered first screens together stay under this (characters of their JSON; the oldest go first). */
+export const REMEMBERED_SCREENS_MAX_BYTES = 32 * 1024 * 1024;
+
+export interface OpeningReadsOptions {
+  /** How long a document read while opening stays loaded (ms). */
+  lingerMs?: number;
+  reuse?: StateReuse;
+  /**
+   * Log entries stored on top of a workspace's snapshot: a remembered first screen is sent only
+   * when there are none. Null: first screens are not remembered (several nodes).
+   */
+  storedLogLength?: ((ws: string) => Awaitable<number>) | null;
+  rememberedMaxBytes?: number;
+}
+
 interface KeptState {
   doc: Y.Doc;
   bytes: Uint8Array;
@@ -57,25 +83,83 @@ interface KeptState {
   drop: () => void;
 }
 
-export class OpeningReads {
+export class OpeningReads implements Extension {
+  extensionName = 'plexus-opening-reads';
+  /** Before persistence (1000): a load that persistence refuses still forgets the first screen. */
+  priority = 1010;
   private readonly held = new Map<Direct, ReturnType<typeof setTimeout>>();
   private readonly kept = new Map<string, KeptState>();
   private keptBytes = 0;
+  /** First screens of unloaded documents (as many cells as one may hold), with their size. */
+  private readonly screens = new Map<string, { screen: FirstScreen; bytes: number }>();
+  private screenBytes = 0;
   private closed = false;
-  /** States encoded and sent again (tests, metrics). */
-  readonly stats = { stateEncoded: 0, stateReused: 0, stateFromStorage: 0 };
+  private readonly lingerMs: number;
+  private readonly reuse: StateReuse;
+  /** States encoded and sent again, first screens answered from memory (tests, metrics). */
+  readonly stats = { stateEncoded: 0, stateReused: 0, stateFromStorage: 0, screensRemembered: 0 };
 
   constructor(
     private readonly hocuspocus: () => Hocuspocus,
     private readonly log: Logger,
-    private readonly lingerMs = OPENING_LINGER_MS,
-    private readonly reuse: StateReuse = STATE_REUSE,
-  ) {}
+    private readonly opts: OpeningReadsOptions = {},
+  ) {
+    this.lingerMs = opts.lingerMs ?? OPENING_LINGER_MS;
+    this.reuse = opts.reuse ?? STATE_REUSE;
+  }
 
   /** The first screen of workspace `id`, or null when its document cannot be loaded (the socket says why) or the server is closing. */
-  firstScreen(id: string, cells: number): Promise<FirstScreen | null> {
+  async firstScreen(id: string, cells: number): Promise<FirstScreen | null> {
     const n = Math.max(1, Math.min(FIRST_SCREEN_MAX_CELLS, cells || FIRST_SCREEN_DEFAULTS.cells));
+    const remembered = await this.rememberedScreen(id);
+    if (remembered) return { total: remembered.total, cells: remembered.cells.slice(0, n) };
     return this.read(id, (doc) => readFirstScreen(doc, { cells: n }));
+  }
+
+  /** The first screen remembered at the unload of `id`, while nothing was written since (see the header). */
+  private async rememberedScreen(id: string): Promise<FirstScreen | null> {
+    const entry = this.screens.get(id);
+    if (!entry || this.closed || !this.opts.storedLogLength || this.hocuspocus().documents.has(id)) return null;
+    let stored: number;
+    try {
+      stored = await this.opts.storedLogLength(id);
+    } catch {
+      return null; // unknown or unreadable: the document's load decides
+    }
+    // Loaded meanwhile (the entry is gone then) or written since: the live document answers.
+    if (stored !== 0 || this.screens.get(id) !== entry || this.hocuspocus().documents.has(id)) return null;
+    this.stats.screensRemembered++;
+    return entry.screen;
+  }
+
+  /** Hocuspocus: a document about to load will change; its remembered first screen goes. */
+  async onLoadDocument({ documentName }: onLoadDocumentPayload): Promise<void> {
+    this.forget(documentName);
+  }
+
+  /** Hocuspocus: a document unloads (every hook before this one agreed): its first screen is remembered. */
+  async beforeUnloadDocument({ documentName, document, instance }: beforeUnloadDocumentPayload): Promise<void> {
+    // (A late unload of a copy already replaced by a new load: persistence refuses it.)
+    if (!this.opts.storedLogLength || this.closed || instance.documents.get(documentName) !== document) return;
+    this.forget(documentName);
+    const screen = readFirstScreen(document, { cells: FIRST_SCREEN_MAX_CELLS });
+    const bytes = JSON.stringify(screen).length;
+    const max = this.opts.rememberedMaxBytes ?? REMEMBERED_SCREENS_MAX_BYTES;
+    if (bytes > max) return;
+    for (const old of [...this.screens.keys()]) {
+      if (this.screenBytes + bytes <= max) break;
+      this.forget(old);
+    }
+    this.screens.set(documentName, { screen, bytes });
+    this.screenBytes += bytes;
+  }
+
+  /** Forgets the remembered first screen of `id` (its stored state changed without a load: recovery). */
+  forget(id: string): void {
+    const entry = this.screens.get(id);
+    if (!entry) return;
+    this.screens.delete(id);
+    this.screenBytes -= entry.bytes;
   }
 
   /** The whole document of workspace `id` as one update, or null as for `firstScreen`. */
@@ -165,6 +249,9 @@ export class OpeningReads {
 
   private async read<T>(id: string, f: (doc: Y.Doc) => T): Promise<T | null> {
     if (this.closed) return null;
+    // A load holds the event loop (about 1 s for 10,000 cells): a first screen asked for at the
+    // same moment, which may be answered from memory, goes first.
+    if (!this.hocuspocus().documents.has(id)) await new Promise((resolve) => setImmediate(resolve));
     let conn: Direct;
     try {
       conn = await this.hocuspocus().openDirectConnection(id, { openingRead: true });
@@ -196,6 +283,8 @@ export class OpeningReads {
   async close(): Promise<void> {
     this.closed = true;
     for (const k of [...this.kept.values()]) k.drop();
+    this.screens.clear();
+    this.screenBytes = 0;
     const conns = [...this.held.keys()];
     for (const t of this.held.values()) clearTimeout(t);
     this.held.clear();

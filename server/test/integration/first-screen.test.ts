@@ -143,10 +143,38 @@ describe('first screen', () => {
     c.destroy();
   });
 
+  it('an unloaded workspace\'s first screen comes from memory without a load; once something is stored since, from the live document', async () => {
+    const id = await workspace(s, 'Remembered', 40);
+    await waitFor(async () => (await s.store.logLength(id)) === 0, { message: 'log folded at unload' });
+    const before = s.openingReads.stats.screensRemembered;
+    const r = await firstScreen(id, s.ownerToken, '?cells=3');
+    expect(r.json.firstScreen.total).toBe(40);
+    expect(r.json.firstScreen.cells.map((c: { source: string }) => c.source)).toEqual(['cell0 = 0', 'cell1 = 1', 'cell2 = 2']);
+    expect(s.openingReads.stats.screensRemembered).toBe(before + 1);
+    expect(s.hocuspocus.documents.has(id)).toBe(false); // nothing was loaded
+    // The same as the live document would say, for as many cells as asked.
+    expect((await firstScreen(id, s.ownerToken)).json.firstScreen.cells).toHaveLength(30);
+    // A change stored since the unload (here: straight into the log): the live document answers.
+    const stored = storedDoc(s, id);
+    const vector = Y.encodeStateVector(stored);
+    setCellSource(stored, listCells(stored)[0]!.id, 'stored since = 1', userOrigin('a'));
+    s.store.append(id, Y.encodeStateAsUpdate(stored, vector));
+    const live = await firstScreen(id, s.ownerToken, '?cells=1');
+    expect(live.json.firstScreen.cells[0].source).toBe('stored since = 1');
+    expect(s.openingReads.stats.screensRemembered).toBe(before + 2);
+    expect(s.hocuspocus.documents.has(id)).toBe(true);
+    // Unloaded again: the screen remembered then is the new one.
+    await waitFor(async () => !s.hocuspocus.documents.has(id) && (await s.store.logLength(id)) === 0, { message: 'unloaded, folded', timeout: 30_000 });
+    expect((await firstScreen(id, s.ownerToken, '?cells=1')).json.firstScreen.cells[0].source).toBe('stored since = 1');
+    expect(s.openingReads.stats.screensRemembered).toBe(before + 3);
+    expect(s.hocuspocus.documents.has(id)).toBe(false);
+  });
+
   it('keeps the document loaded for the socket that follows, then lets it unload', async () => {
     const id = await workspace(s, 'Held', 2);
     expect(s.hocuspocus.documents.has(id)).toBe(false);
-    expect((await firstScreen(id, s.ownerToken)).json.firstScreen.total).toBe(2);
+    // (The state: a first screen may come from memory, without a load.)
+    expect((await state(id, s.ownerToken)).status).toBe(200);
     const held = s.hocuspocus.documents.get(id);
     expect(held).toBeDefined();
     // The socket joins the document the first screen loaded: no second load from storage.
@@ -175,7 +203,8 @@ describe('first screen', () => {
   it('a server shutting down lets a held document go and stops', async () => {
     const server = await startTestServer({ dataDir: tmpDir('plexus-first-screen-') });
     const id = await workspace(server, 'Shutdown', 1);
-    expect((await api(server.url, server.ownerToken, 'GET', `/api/workspaces/${id}/first-screen`)).json.firstScreen.total).toBe(1);
+    const r = await fetch(`${server.url}/api/workspaces/${id}/state`, { headers: { authorization: `Bearer ${server.ownerToken}` } });
+    expect(r.status).toBe(200);
     expect(server.hocuspocus.documents.has(id)).toBe(true);
     await server.close();
     expect(server.hocuspocus.documents.has(id)).toBe(false);

@@ -12,12 +12,13 @@ import { Hocuspocus } from '@hocuspocus/server';
 import { createLogger } from '../../src/log.ts';
 import { OpeningReads, type StateReuse } from '../../src/http/opening-reads.ts';
 import { waitFor } from '@plexus/testkit';
+import { createCell, userOrigin } from '@plexus/shared';
 
 let now = 0;
 const opened: OpeningReads[] = [];
 function setUp(over: Partial<StateReuse> = {}) {
   const hocuspocus = new Hocuspocus({ quiet: true, unloadImmediately: true } as never);
-  const reads = new OpeningReads(() => hocuspocus, createLogger('error'), 60_000, { reuseMs: 10_000, keepMs: 60_000, minBytes: 1024, maxBytes: 10 * 1024 * 1024, now: () => now, ...over });
+  const reads = new OpeningReads(() => hocuspocus, createLogger('error'), { lingerMs: 60_000, reuse: { reuseMs: 10_000, keepMs: 60_000, minBytes: 1024, maxBytes: 10 * 1024 * 1024, now: () => now, ...over } });
   opened.push(reads);
   // One direct connection per document holds it open (this Hocuspocus stores nothing).
   const conns = new Map<string, Awaited<ReturnType<Hocuspocus['openDirectConnection']>>>();
@@ -52,7 +53,7 @@ describe("the state sent to people opening a workspace", () => {
     now += 50_000;
     const again = (await reads.state('w'))!;
     expect(again).toBe(first);
-    expect(reads.stats).toEqual({ stateEncoded: 1, stateReused: 1, stateFromStorage: 0 });
+    expect(reads.stats).toEqual({ stateEncoded: 1, stateReused: 1, stateFromStorage: 0, screensRemembered: 0 });
     expect(lines(again)).toHaveLength(100);
   });
 
@@ -69,7 +70,7 @@ describe("the state sent to people opening a workspace", () => {
     expect(fresh).not.toBe(first);
     expect(lines(fresh)).toHaveLength(101);
     expect(lines(fresh)[100]).toMatch(/^late0/);
-    expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 1, stateFromStorage: 0 });
+    expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 1, stateFromStorage: 0, screensRemembered: 0 });
     // The fresh one is kept in turn.
     now += 1;
     expect(await reads.state('w')).toBe(fresh);
@@ -105,7 +106,7 @@ describe("the state sent to people opening a workspace", () => {
   it('a document unloaded and loaded again is encoded anew (the kept state goes with the old one)', async () => {
     const { hocuspocus, write, lines, leave } = setUp();
     // Held for no time after each read: the document unloads once its last connection leaves.
-    const reads = new OpeningReads(() => hocuspocus, createLogger('error'), 0, { reuseMs: 1e9, keepMs: 60_000, minBytes: 1024, maxBytes: 1e8, now: () => now });
+    const reads = new OpeningReads(() => hocuspocus, createLogger('error'), { lingerMs: 0, reuse: { reuseMs: 1e9, keepMs: 60_000, minBytes: 1024, maxBytes: 1e8, now: () => now } });
     opened.push(reads);
     await write('w', 100, 'a');
     const first = (await reads.state('w'))!;
@@ -116,7 +117,45 @@ describe("the state sent to people opening a workspace", () => {
     const second = (await reads.state('w'))!;
     expect(second).not.toBe(first);
     expect(lines(second)).toHaveLength(20);
-    expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 0, stateFromStorage: 0 });
+    expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 0, stateFromStorage: 0, screensRemembered: 0 });
+  });
+
+  it('first screens are remembered at unload within a byte budget (the oldest go first), forgotten at load, and not at all without a log length', async () => {
+    // Notebook cells written with the shared helpers; this Hocuspocus stores nothing, so a document
+    // that loads again comes back empty (which shows whether an answer came from memory).
+    let logLength = 0;
+    const hocuspocus: Hocuspocus = new Hocuspocus({ quiet: true, unloadImmediately: true, extensions: [] } as never);
+    const reads = new OpeningReads(() => hocuspocus, createLogger('error'), { lingerMs: 0, storedLogLength: () => logLength, rememberedMaxBytes: 2500 });
+    opened.push(reads);
+    hocuspocus.configuration.extensions.push(reads);
+    const fill = async (id: string, source: string) => {
+      const conn = await hocuspocus.openDirectConnection(id, {});
+      await conn.transact((doc) => void createCell(doc, { kind: 'code', source, author: 'a' }, userOrigin('a')));
+      await conn.disconnect();
+      await waitFor(() => !hocuspocus.documents.has(id), { message: `${id} unloaded` });
+    };
+    const source = async (id: string) => (await reads.firstScreen(id, 1))?.cells[0]?.source;
+    await fill('one', 'one'.padEnd(1000, '.'));
+    await fill('two', 'two'.padEnd(1000, '.'));
+    expect(await source('one')).toMatch(/^one/);
+    expect(hocuspocus.documents.has('one')).toBe(false);
+    await fill('three', 'three'.padEnd(1000, '.')); // no room for three: "one" goes
+    expect(await source('two')).toMatch(/^two/);
+    expect(await source('three')).toMatch(/^three/);
+    expect(reads.stats.screensRemembered).toBe(3);
+    expect(await source('one')).toBeUndefined(); // loaded (empty here): not from memory
+    await waitFor(() => !hocuspocus.documents.has('one'), { message: 'one unloaded' });
+    // Something in the log on top of the snapshot: the document answers (loaded, empty here).
+    logLength = 1;
+    expect(await source('two')).toBeUndefined();
+    await waitFor(() => !hocuspocus.documents.has('two'), { message: 'two unloaded' });
+    // What is remembered now is the document as it unloaded this time.
+    logLength = 0;
+    expect(await reads.firstScreen('two', 1)).toEqual({ total: 0, cells: [] });
+    expect(reads.stats.screensRemembered).toBe(4);
+    reads.forget('three');
+    expect(await source('three')).toBeUndefined();
+    expect(reads.stats.screensRemembered).toBe(4);
   });
 
   it('is compressed with the best coding the browser accepts, once per kept state; small ones and refusals go as they are', async () => {
