@@ -261,7 +261,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const atlas = kernels ? atlasMaps({ config, hocuspocus: (): Hocuspocus => hocuspocus, kernels, log }) : null;
   // What browsers read while they open a workspace; it keeps encoded states and, on one node, the
   // first screens of unloaded documents (http/opening-reads.ts).
-  const openingReads = new OpeningReads(() => hocuspocus, log, { storedLogLength: cluster ? null : (ws) => store.logLength(ws) });
+  const openingReads = new OpeningReads(() => hocuspocus, log, { storedHead: cluster ? null : (ws) => store.logHead(ws) });
   persistence.onLoadedState = (ws, doc, state) => openingReads.keepLoaded(ws, doc, state);
   const hocuspocus: Hocuspocus = new Hocuspocus({
     name: 'plexus',

@@ -18,18 +18,18 @@
  * from a stored snapshot alone starts with that snapshot as its kept state (`keepLoaded`): the first
  * person to open an idle workspace does not wait for it to be encoded again either.
  *
- * As a Hocuspocus extension it also remembers the first screen of each document as it unloads
- * (bounded in bytes, oldest first) and forgets it when the document loads again. The next first
- * screen asked for while the document is not loaded is answered from memory, at once, when the
- * stored log holds nothing on top of the snapshot (everything written before the unload was
- * folded, nothing written since): it no longer waits for the whole document to load (about 1 s for
- * 10,000 cells). A read that must load the document first lets the event loop turn once, so that a
+ * As a Hocuspocus extension it also remembers the first screen of each document as it unloads, with
+ * the last log entry stored then (bounded in size, oldest first), and forgets it once the document
+ * has loaded again. The next first screen asked for while the document is not loaded is answered
+ * from memory, at once, while nothing was stored after that entry (changes are numbered in order,
+ * and folding the log into the snapshot keeps the number): it no longer waits for the whole
+ * document to load (about 1 s for 10,000 cells). A read that must load the document first lets the event loop turn once, so that a
  * first screen asked for at the same moment is answered before the load holds the loop. Only on
- * one node (`storedLogLength` null with several: another node may write a workspace this one does
- * not hold).
- * Effects: loads documents (reads only), timers, storage reads (log length).
+ * one node (`storedHead` null with several: another node may write a workspace this one does not
+ * hold).
+ * Effects: loads documents (reads only), timers, storage reads (the log's last entry).
  */
-import type { Extension, Hocuspocus, beforeUnloadDocumentPayload, onLoadDocumentPayload } from '@hocuspocus/server';
+import type { Extension, Hocuspocus, afterLoadDocumentPayload, beforeUnloadDocumentPayload } from '@hocuspocus/server';
 import * as Y from 'yjs';
 import { FIRST_SCREEN_DEFAULTS, FIRST_SCREEN_MAX_CELLS, readFirstScreen, type FirstScreen } from '@plexus/shared';
 import type { Awaitable } from '../store/storage.ts';
@@ -67,10 +67,11 @@ export interface OpeningReadsOptions {
   lingerMs?: number;
   reuse?: StateReuse;
   /**
-   * Log entries stored on top of a workspace's snapshot: a remembered first screen is sent only
-   * when there are none. Null: first screens are not remembered (several nodes).
+   * The number of the last change stored for a workspace, in its log or folded into its snapshot
+   * (storage.ts `logHead`): a remembered first screen is sent while it is what it was at the
+   * unload. Null: first screens are not remembered (several nodes).
    */
-  storedLogLength?: ((ws: string) => Awaitable<number>) | null;
+  storedHead?: ((ws: string) => Awaitable<number>) | null;
   rememberedMaxBytes?: number;
 }
 
@@ -85,13 +86,11 @@ interface KeptState {
 
 export class OpeningReads implements Extension {
   extensionName = 'plexus-opening-reads';
-  /** Before persistence (1000): a load that persistence refuses still forgets the first screen. */
-  priority = 1010;
   private readonly held = new Map<Direct, ReturnType<typeof setTimeout>>();
   private readonly kept = new Map<string, KeptState>();
   private keptBytes = 0;
   /** First screens of unloaded documents (as many cells as one may hold), with their size. */
-  private readonly screens = new Map<string, { screen: FirstScreen; bytes: number }>();
+  private readonly screens = new Map<string, { screen: FirstScreen; bytes: number; head: number }>();
   private screenBytes = 0;
   private closed = false;
   private readonly lingerMs: number;
@@ -119,29 +118,38 @@ export class OpeningReads implements Extension {
   /** The first screen remembered at the unload of `id`, while nothing was written since (see the header). */
   private async rememberedScreen(id: string): Promise<FirstScreen | null> {
     const entry = this.screens.get(id);
-    if (!entry || this.closed || !this.opts.storedLogLength || this.hocuspocus().documents.has(id)) return null;
-    let stored: number;
+    if (!entry || this.closed || !this.opts.storedHead || this.hocuspocus().documents.has(id)) return null;
+    let head: number;
     try {
-      stored = await this.opts.storedLogLength(id);
+      head = await this.opts.storedHead(id);
     } catch {
       return null; // unknown or unreadable: the document's load decides
     }
-    // Loaded meanwhile (the entry is gone then) or written since: the live document answers.
-    if (stored !== 0 || this.screens.get(id) !== entry || this.hocuspocus().documents.has(id)) return null;
+    // Written since, or loaded meanwhile (the entry is gone then): the live document answers.
+    if (head !== entry.head || this.screens.get(id) !== entry || this.hocuspocus().documents.has(id)) return null;
     this.stats.screensRemembered++;
     return entry.screen;
   }
 
-  /** Hocuspocus: a document about to load will change; its remembered first screen goes. */
-  async onLoadDocument({ documentName }: onLoadDocumentPayload): Promise<void> {
+  /**
+   * Hocuspocus: a document has loaded; from now on it answers (and will change). While it loaded,
+   * its stored state was what the remembered screen shows: that is still sent meanwhile.
+   */
+  async afterLoadDocument({ documentName }: afterLoadDocumentPayload): Promise<void> {
     this.forget(documentName);
   }
 
   /** Hocuspocus: a document unloads (every hook before this one agreed): its first screen is remembered. */
   async beforeUnloadDocument({ documentName, document, instance }: beforeUnloadDocumentPayload): Promise<void> {
     // (A late unload of a copy already replaced by a new load: persistence refuses it.)
-    if (!this.opts.storedLogLength || this.closed || instance.documents.get(documentName) !== document) return;
+    if (!this.opts.storedHead || this.closed || instance.documents.get(documentName) !== document) return;
     this.forget(documentName);
+    let head: number;
+    try {
+      head = await this.opts.storedHead(documentName); // everything up to it is in `document`
+    } catch {
+      return;
+    }
     const screen = readFirstScreen(document, { cells: FIRST_SCREEN_MAX_CELLS });
     const bytes = JSON.stringify(screen).length;
     const max = this.opts.rememberedMaxBytes ?? REMEMBERED_SCREENS_MAX_BYTES;
@@ -150,7 +158,7 @@ export class OpeningReads implements Extension {
       if (this.screenBytes + bytes <= max) break;
       this.forget(old);
     }
-    this.screens.set(documentName, { screen, bytes });
+    this.screens.set(documentName, { screen, bytes, head });
     this.screenBytes += bytes;
   }
 

@@ -122,6 +122,11 @@ export interface WorkspaceStorage {
   maxLogId(ws: string): Awaitable<number>;
   /** Log entries on top of the snapshot. */
   logLength(ws: string): Awaitable<number>;
+  /**
+   * The number of the last change stored for a workspace, whether still in the log or folded into
+   * the snapshot (0 for none): it only grows while changes are stored, and folding keeps it.
+   */
+  logHead(ws: string): Awaitable<number>;
 
   get(id: string): Awaitable<WorkspaceRecord | undefined>;
   list(): Awaitable<WorkspaceRecord[]>;

@@ -147,6 +147,7 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
         'INSERT INTO snap.snapshots (ws, upto, data) VALUES (?, ?, ?) ON CONFLICT(ws) DO UPDATE SET upto = excluded.upto, data = excluded.data',
       ),
       countLog: this.db.prepare<[string, number], { n: number }>('SELECT COUNT(*) AS n FROM log WHERE ws = ? AND seq > ?'),
+      snapshotUpto: this.db.prepare<[string], { upto: number }>('SELECT upto FROM snap.snapshots WHERE ws = ?'),
     };
   }
 
@@ -291,8 +292,12 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
 
   /** Log entries on top of the snapshot. */
   logLength(ws: string): number {
-    const snap = this.stmts.snapshot.get(ws);
-    return this.stmts.countLog.get(ws, snap?.upto ?? 0)?.n ?? 0;
+    return this.stmts.countLog.get(ws, this.stmts.snapshotUpto.get(ws)?.upto ?? 0)?.n ?? 0;
+  }
+
+  /** The last change stored, in the log or folded (storage.ts). */
+  logHead(ws: string): number {
+    return Math.max(this.stmts.snapshotUpto.get(ws)?.upto ?? 0, this.maxLogId(ws));
   }
 
   get(id: string): WorkspaceRecord | undefined {

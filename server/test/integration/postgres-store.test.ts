@@ -111,17 +111,21 @@ describe('the Postgres store', () => {
     expect(await s.compactInBackground('w')).toBe(0);
   });
 
-  it('compaction keeps what the document holds, not what was deleted (from stored data and with a state from memory)', async () => {
+  it('compaction keeps what the document holds, not what was deleted (from stored data and with a state from memory); the log head stays', async () => {
     const { store: s } = await freshStore();
     const { state, updates, final } = rewrites(100);
     await s.create({ id: 'w', name: 'W', state });
+    expect(await s.logHead('w')).toBe(0);
     for (const u of updates.slice(0, 50)) await s.append('w', u);
     expect(await s.compactInBackground('w')).toBe(50);
+    expect(await s.logHead('w')).toBe(50); // folding keeps the number of the last change
     for (const u of updates.slice(50)) await s.append('w', u);
+    expect(await s.logHead('w')).toBe(100);
     const memory = new Y.Doc();
     Y.applyUpdate(memory, state);
     updates.slice(0, 60).forEach((u) => Y.applyUpdate(memory, u));
     expect(await s.snapshotFromMemory('w', Y.encodeStateAsUpdate(memory))).toBe(50);
+    expect(await s.logHead('w')).toBe(100);
     const parts = await s.loadParts('w');
     expect(parts.entries).toHaveLength(0);
     expect(folded(parts.snapshot!)).toEqual({ small: true, output: final, text: 'kept' });

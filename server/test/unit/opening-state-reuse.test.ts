@@ -120,12 +120,12 @@ describe("the state sent to people opening a workspace", () => {
     expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 0, stateFromStorage: 0, screensRemembered: 0 });
   });
 
-  it('first screens are remembered at unload within a byte budget (the oldest go first), forgotten at load, and not at all without a log length', async () => {
+  it('first screens are remembered at unload within a size budget (the oldest go first), sent while nothing is logged since, forgotten at load', async () => {
     // Notebook cells written with the shared helpers; this Hocuspocus stores nothing, so a document
     // that loads again comes back empty (which shows whether an answer came from memory).
-    let logLength = 0;
+    let head = 0;
     const hocuspocus: Hocuspocus = new Hocuspocus({ quiet: true, unloadImmediately: true, extensions: [] } as never);
-    const reads = new OpeningReads(() => hocuspocus, createLogger('error'), { lingerMs: 0, storedLogLength: () => logLength, rememberedMaxBytes: 2500 });
+    const reads = new OpeningReads(() => hocuspocus, createLogger('error'), { lingerMs: 0, storedHead: () => head, rememberedMaxBytes: 2500 });
     opened.push(reads);
     hocuspocus.configuration.extensions.push(reads);
     const fill = async (id: string, source: string) => {
@@ -145,17 +145,18 @@ describe("the state sent to people opening a workspace", () => {
     expect(reads.stats.screensRemembered).toBe(3);
     expect(await source('one')).toBeUndefined(); // loaded (empty here): not from memory
     await waitFor(() => !hocuspocus.documents.has('one'), { message: 'one unloaded' });
-    // Something in the log on top of the snapshot: the document answers (loaded, empty here).
-    logLength = 1;
+    // An entry logged after the unload: the document answers (loaded, empty here).
+    head = 1;
     expect(await source('two')).toBeUndefined();
     await waitFor(() => !hocuspocus.documents.has('two'), { message: 'two unloaded' });
-    // What is remembered now is the document as it unloaded this time.
-    logLength = 0;
+    // What is remembered now is the document as it unloaded this time, with change 1 in it.
     expect(await reads.firstScreen('two', 1)).toEqual({ total: 0, cells: [] });
-    expect(reads.stats.screensRemembered).toBe(4);
+    expect(await reads.firstScreen('two', 1)).toEqual({ total: 0, cells: [] });
+    expect(hocuspocus.documents.has('two')).toBe(false);
+    expect(reads.stats.screensRemembered).toBe(5);
     reads.forget('three');
     expect(await source('three')).toBeUndefined();
-    expect(reads.stats.screensRemembered).toBe(4);
+    expect(reads.stats.screensRemembered).toBe(5);
   });
 
   it('is compressed with the best coding the browser accepts, once per kept state; small ones and refusals go as they are', async () => {

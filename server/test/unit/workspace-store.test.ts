@@ -30,15 +30,20 @@ describe('WorkspaceStore', () => {
     s.close();
   });
 
-  it('compaction keeps what the document holds, not what was deleted: an output rewritten 100 times folds to one', async () => {
+  it('compaction keeps what the document holds, not what was deleted: an output rewritten 100 times folds to one; the log head stays', async () => {
     for (const background of [false, true]) {
       const s = new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-store-')), 'p.db'), { background });
       const { state, updates, final } = rewrites(100);
       s.create({ id: 'w', name: 'W', state });
+      expect(s.logHead('w')).toBe(0);
       updates.slice(0, 50).forEach((u) => s.append('w', u));
+      expect(s.logHead('w')).toBe(50);
       expect(await s.compactInBackground('w')).toBe(50);
+      expect(s.logHead('w')).toBe(50); // folding keeps the number of the last change
       updates.slice(50).forEach((u) => s.append('w', u));
+      expect(s.logHead('w')).toBe(100);
       expect(await s.compactInBackground('w')).toBe(50);
+      expect(s.logHead('w')).toBe(100);
       const parts = s.loadParts('w');
       expect(parts.entries).toHaveLength(0);
       // A merge kept all 100 outputs of 10 KB (over 1 MB); the live document holds one.

@@ -258,6 +258,14 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
     return rows[0]?.n ?? 0;
   }
 
+  async logHead(ws: string): Promise<number> {
+    const { rows } = await this.db.query<{ h: string | number }>(
+      'SELECT GREATEST(COALESCE((SELECT upto FROM snapshots WHERE ws = $1), 0), COALESCE((SELECT MAX(seq) FROM log WHERE ws = $1), 0)) AS h',
+      [ws],
+    );
+    return Number(rows[0]?.h ?? 0);
+  }
+
   async get(id: string): Promise<WorkspaceRecord | undefined> {
     const { rows } = await this.db.query<WorkspaceRecord>({ name: 'plexus-get-workspace', text: `${RECORD} WHERE id = $1`, values: [id] });
     return rows[0];
