@@ -49,10 +49,11 @@ for (const cells of SIZES) {
   const first = Y.encodeStateAsUpdate(live);
   const folds = ways.map((w) => ({ ...w, snapshot: first, foldMs: 0, firstFoldMs: 0, folds: 0 }));
   let entries: Uint8Array[] = [];
+  let turn = 0;
   const foldNow = () => {
     if (!entries.length) return;
     // Both ways from the same entries, alternating which goes first.
-    for (const f of folds.length && entries.length % 2 ? [...folds].reverse() : folds) {
+    for (const f of turn++ % 2 ? [...folds].reverse() : folds) {
       const t = performance.now();
       f.snapshot = f.fold(f.snapshot, entries);
       f.foldMs += performance.now() - t;

@@ -66,7 +66,9 @@ export class Workspaces {
     input.fill?.(doc);
     const state = Y.encodeStateAsUpdate(doc);
     doc.destroy();
-    return this.store.create({ id, name, state });
+    const rec = await this.store.create({ id, name, state });
+    this.persistence.markCollected(id);
+    return rec;
   }
 
   /** Copies a workspace's current content (live state if loaded) into a new workspace. */
@@ -86,6 +88,7 @@ export class Workspaces {
     const copy = Y.encodeStateAsUpdate(doc);
     doc.destroy();
     const rec = await this.store.create({ id: newWorkspaceId(), name: copyName, state: copy });
+    this.persistence.markCollected(rec.id);
     this.onDuplicate?.(id, rec.id);
     return rec;
   }

@@ -219,8 +219,12 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
       if (method === 'POST') {
         const body = await readJson(req);
         if (body.action !== 'last-good' && body.action !== 'repair') throw new HttpError(400, 'bad-action', 'action must be "last-good" or "repair"');
-        const done = await recover(deps.store, deps.dataDir, id, body.action);
-        deps.openingReads.forget(id); // its stored state was replaced without a load
+        let done;
+        try {
+          done = await recover(deps.store, deps.dataDir, id, body.action);
+        } finally {
+          deps.openingReads.forget(id); // its stored state may have been replaced without a load
+        }
         deps.log.warn('workspace recovered', { ws: id, by: claims.sub, action: body.action, ...done });
         sendJson(res, 200, { recovered: true, action: body.action, ...done });
         return true;

@@ -5,8 +5,9 @@
  *   (`readFirstScreen`), which the page shows at once;
  * - `GET /api/workspaces/:id/state`: the whole document as one Yjs update, which the session applies
  *   as soon as it exists, so the notebook is there without waiting for the socket's sync.
- * Both read the live document (loading it when nobody has it open) and keep it loaded a few
- * seconds afterwards, so the socket that follows joins it instead of loading it again.
+ * Both read the live document (loading it when nobody has it open; a first screen may come from
+ * memory instead, see below) and keep it loaded a few seconds afterwards, so the socket that
+ * follows joins it instead of loading it again.
  *
  * The encoded state of a large document is kept a while and sent again to the next people who
  * open it (a class opening the same workspace): encoding 15 MiB takes the event loop 200–300 ms
@@ -59,8 +60,8 @@ export interface StateReuse {
 
 export const STATE_REUSE: StateReuse = { reuseMs: 10_000, keepMs: 60_000, minBytes: 256 * 1024, maxBytes: 256 * 1024 * 1024, now: () => Date.now() };
 
-/** All remembered first screens together stay under this (characters of their JSON; the oldest go first). */
-export const REMEMBERED_SCREENS_MAX_BYTES = 32 * 1024 * 1024;
+/** All remembered first screens together stay under this many characters of JSON (the oldest go first). */
+export const REMEMBERED_SCREENS_MAX_CHARS = 32 * 1024 * 1024;
 
 export interface OpeningReadsOptions {
   /** How long a document read while opening stays loaded (ms). */
@@ -72,7 +73,7 @@ export interface OpeningReadsOptions {
    * unload. Null: first screens are not remembered (several nodes).
    */
   storedHead?: ((ws: string) => Awaitable<number>) | null;
-  rememberedMaxBytes?: number;
+  rememberedMaxChars?: number;
 }
 
 interface KeptState {
@@ -89,9 +90,9 @@ export class OpeningReads implements Extension {
   private readonly held = new Map<Direct, ReturnType<typeof setTimeout>>();
   private readonly kept = new Map<string, KeptState>();
   private keptBytes = 0;
-  /** First screens of unloaded documents (as many cells as one may hold), with their size. */
-  private readonly screens = new Map<string, { screen: FirstScreen; bytes: number; head: number }>();
-  private screenBytes = 0;
+  /** First screens of unloaded documents (as many cells as one may hold), with their size in characters of JSON. */
+  private readonly screens = new Map<string, { screen: FirstScreen; chars: number; head: number }>();
+  private screenChars = 0;
   private closed = false;
   private readonly lingerMs: number;
   private readonly reuse: StateReuse;
@@ -144,22 +145,22 @@ export class OpeningReads implements Extension {
     // (A late unload of a copy already replaced by a new load: persistence refuses it.)
     if (!this.opts.storedHead || this.closed || instance.documents.get(documentName) !== document) return;
     this.forget(documentName);
-    let head: number;
+    // Only an optimisation: whatever goes wrong here must not keep the document from unloading.
     try {
-      head = await this.opts.storedHead(documentName); // everything up to it is in `document`
-    } catch {
-      return;
+      const head = await this.opts.storedHead(documentName); // everything up to it is in `document`
+      // Through JSON: flat strings (a cut source would otherwise keep the whole source alive).
+      const json = JSON.stringify(readFirstScreen(document, { cells: FIRST_SCREEN_MAX_CELLS }));
+      const max = this.opts.rememberedMaxChars ?? REMEMBERED_SCREENS_MAX_CHARS;
+      if (json.length > max) return;
+      for (const old of [...this.screens.keys()]) {
+        if (this.screenChars + json.length <= max) break;
+        this.forget(old);
+      }
+      this.screens.set(documentName, { screen: JSON.parse(json) as FirstScreen, chars: json.length, head });
+      this.screenChars += json.length;
+    } catch (e) {
+      this.log.debug('opening read: the first screen was not remembered', { ws: documentName, error: (e as Error).message });
     }
-    const screen = readFirstScreen(document, { cells: FIRST_SCREEN_MAX_CELLS });
-    const bytes = JSON.stringify(screen).length;
-    const max = this.opts.rememberedMaxBytes ?? REMEMBERED_SCREENS_MAX_BYTES;
-    if (bytes > max) return;
-    for (const old of [...this.screens.keys()]) {
-      if (this.screenBytes + bytes <= max) break;
-      this.forget(old);
-    }
-    this.screens.set(documentName, { screen, bytes, head });
-    this.screenBytes += bytes;
   }
 
   /** Forgets the remembered first screen of `id` (its stored state changed without a load: recovery). */
@@ -167,7 +168,7 @@ export class OpeningReads implements Extension {
     const entry = this.screens.get(id);
     if (!entry) return;
     this.screens.delete(id);
-    this.screenBytes -= entry.bytes;
+    this.screenChars -= entry.chars;
   }
 
   /** The whole document of workspace `id` as one update, or null as for `firstScreen`. */
@@ -292,7 +293,7 @@ export class OpeningReads implements Extension {
     this.closed = true;
     for (const k of [...this.kept.values()]) k.drop();
     this.screens.clear();
-    this.screenBytes = 0;
+    this.screenChars = 0;
     const conns = [...this.held.keys()];
     for (const t of this.held.values()) clearTimeout(t);
     this.held.clear();

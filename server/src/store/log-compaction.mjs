@@ -43,8 +43,8 @@ export function foldUpdates(parts) {
 
 /**
  * Folds every log entry of `ws` present now into its snapshot, from stored data alone (the live
- * document is not needed, so this can run on another thread). The small entries are merged
- * into one document (`foldUpdates`). Entries appended meanwhile stay in the log; if a newer
+ * document is not needed, so this can run on another thread): snapshot and entries are applied
+ * into one document and encoded (`foldUpdates`). Entries appended meanwhile stay in the log; if a newer
  * snapshot appeared meanwhile nothing is written.
  *
  * Snapshots live in their own database (attached as `snap`), so writing one — a large blob — takes

@@ -125,6 +125,30 @@ describe('first screen', () => {
     expect(s.openingReads.stats.stateEncoded).toBe(mid.stateEncoded + 1);
   });
 
+  it('after a restart the stored snapshot is not sent as it is (how it was folded is unknown): the loaded document is encoded', async () => {
+    const dataDir = tmpDir('plexus-first-screen-restart-');
+    const first = await startTestServer({ dataDir });
+    const id = (await api(first.url, first.ownerToken, 'POST', '/api/workspaces', { name: 'Restarted' })).json.workspace.id as string;
+    const c = hocuspocusClient(first.url, id, first.ownerToken);
+    await c.synced;
+    for (let i = 0; i < 40; i++) createCell(c.doc, { kind: 'code', source: `x${i} = ${i};\n`.repeat(800), author: 'a' }, userOrigin('a'));
+    await waitFor(() => c.provider.unsyncedChanges === 0, { message: 'ack' });
+    const expected = listCells(c.doc).map(cellSource);
+    c.destroy();
+    await first.close();
+    const again = await startTestServer({ dataDir });
+    try {
+      expect((await again.store.loadParts(id)).entries).toHaveLength(0);
+      const r = await fetch(`${again.url}/api/workspaces/${id}/state`, { headers: { authorization: `Bearer ${again.ownerToken}` } });
+      const doc = new Y.Doc();
+      Y.applyUpdate(doc, new Uint8Array(await r.arrayBuffer()));
+      expect(listCells(doc).map(cellSource)).toEqual(expected);
+      expect(again.openingReads.stats).toMatchObject({ stateFromStorage: 0, stateEncoded: 1 });
+    } finally {
+      await again.close();
+    }
+  });
+
   it('the first cells of the live document, in order, as many as asked (bounded)', async () => {
     const id = await workspace(s, 'Forty', 40);
     const r = await firstScreen(id, s.ownerToken, '?cells=3');

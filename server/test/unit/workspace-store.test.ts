@@ -6,6 +6,7 @@ import * as Y from 'yjs';
 import { WorkspaceStore, WorkspaceNotFoundError, mergeInTree } from '../../src/store/workspace-store.ts';
 import { keystrokes } from '../fixtures/keystrokes.ts';
 import { folded, rewrites } from '../fixtures/rewrites.ts';
+import { foldUpdates } from '../../src/store/log-compaction.mjs';
 
 const tmp = () => new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-store-')), 'p.db'));
 
@@ -50,6 +51,17 @@ describe('WorkspaceStore', () => {
       expect(folded(parts.snapshot!)).toEqual({ small: true, output: final, text: 'kept' });
       s.close();
     }
+  });
+
+  it('foldUpdates keeps what cannot be integrated yet (an entry whose predecessor is missing) until it can', () => {
+    const { doc, updates } = keystrokes(20);
+    // Entry 10 is missing: 11..19 wait in Yjs' pending structs, and must survive the fold.
+    const state = foldUpdates([...updates.slice(0, 10), ...updates.slice(11)]);
+    const later = new Y.Doc();
+    Y.applyUpdate(later, state);
+    expect(later.getText('t').toString()).not.toBe(doc.getText('t').toString());
+    Y.applyUpdate(later, updates[10]!);
+    expect(later.getText('t').toString()).toBe(doc.getText('t').toString());
   });
 
   it('mergeInTree equals a flat merge', () => {

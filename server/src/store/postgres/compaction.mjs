@@ -43,8 +43,10 @@ export async function compactWorkspace(client, ws, { wait = false, state = null,
     if (snap) parts.push(view(snap.data));
     if (state) parts.push(state);
     for (const r of rows) parts.push(view(r.data));
-    // Deleted content collected (log-compaction.mjs); a state from memory alone is already.
-    const merged = parts.length === 1 && state ? state : foldUpdates(parts);
+    // Deleted content collected (log-compaction.mjs). With a state from memory (rare: a dirty
+    // document, shutdown; on the server's thread) the stored snapshot is folded in too: it may
+    // hold an entry the document in memory has not applied yet.
+    const merged = foldUpdates(parts);
     await client.query(
       'INSERT INTO snapshots (ws, upto, data) VALUES ($1, $2, $3) ON CONFLICT (ws) DO UPDATE SET upto = excluded.upto, data = excluded.data',
       [ws, upto, merged],
