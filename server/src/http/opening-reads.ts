@@ -20,15 +20,15 @@
  * person to open an idle workspace does not wait for it to be encoded again either.
  *
  * As a Hocuspocus extension it also remembers the first screen of each document as it unloads, with
- * the last log entry stored then (bounded in size, oldest first), and forgets it once the document
- * has loaded again. The next first screen asked for while the document is not loaded is answered
- * from memory, at once, while nothing was stored after that entry (changes are numbered in order,
- * and folding the log into the snapshot keeps the number): it no longer waits for the whole
- * document to load (about 1 s for 10,000 cells). A read that must load the document first lets the event loop turn once, so that a
- * first screen asked for at the same moment is answered before the load holds the loop. Only on
- * one node (`storedHead` null with several: another node may write a workspace this one does not
- * hold).
- * Effects: loads documents (reads only), timers, storage reads (the log's last entry).
+ * the number of the last change stored then (bounded in size, oldest first), and forgets it once
+ * the document has loaded again. The next first screen asked for while the document is not loaded
+ * is answered from memory, at once, while nothing was stored after that change (changes are
+ * numbered in order, and folding the log into the snapshot keeps the number): it no longer waits
+ * for the whole document to load (about 1 s for 10,000 cells). A read that must load the document
+ * first lets the event loop turn once, so that a first screen asked for at the same moment is
+ * answered before the load holds the loop. Only on one node (`storedHead` null with several:
+ * another node may write a workspace this one does not hold).
+ * Effects: loads documents (reads only), timers, storage reads (the number of the last change).
  */
 import type { Extension, Hocuspocus, afterLoadDocumentPayload, beforeUnloadDocumentPayload } from '@hocuspocus/server';
 import * as Y from 'yjs';

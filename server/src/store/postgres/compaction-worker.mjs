@@ -1,5 +1,6 @@
 // Log compaction of the Postgres store off the server's event loop: folding thousands of updates
-// into the snapshot is CPU work. One connection of its own. Plain JavaScript so it loads without a TypeScript loader.
+// into the snapshot is CPU work. One connection of its own. Plain JavaScript so it loads without a
+// TypeScript loader.
 // Messages in: { type: 'compact', ws } · { type: 'stop' }.
 // Messages out: { type: 'compacted', ws, folded, busy, ms } · { type: 'error', ws, message }.
 import { parentPort, workerData } from 'node:worker_threads';
