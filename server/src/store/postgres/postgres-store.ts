@@ -258,11 +258,9 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
     return rows[0]?.n ?? 0;
   }
 
+  /** The log's head, which every append moves and no compaction resets (`last_seq`). */
   async logHead(ws: string): Promise<number> {
-    const { rows } = await this.db.query<{ h: string | number }>(
-      'SELECT GREATEST(COALESCE((SELECT upto FROM snapshots WHERE ws = $1), 0), COALESCE((SELECT MAX(seq) FROM log WHERE ws = $1), 0)) AS h',
-      [ws],
-    );
+    const { rows } = await this.db.query<{ h: number }>('SELECT last_seq AS h FROM workspaces WHERE id = $1', [ws]);
     return Number(rows[0]?.h ?? 0);
   }
 
