@@ -96,9 +96,13 @@ type Server = Awaited<ReturnType<typeof startChildServer>>;
  */
 type Mode = 'fast' | 'baseline' | 'fast-uncompressed';
 
-/** Until the server has no document open (a cold run starts from storage). */
+/** Until the server has no document open and has folded what it unloaded (a cold run starts from storage, as an idle workspace is stored). */
 async function serverIdle(server: Server): Promise<void> {
-  await waitFor(async () => ((await (await fetch(`${server.url}/api/health`)).json()) as { openDocuments: number }).openDocuments === 0, { timeout: 120_000, interval: 100, message: 'documents unloaded' });
+  const idle = async () => {
+    const h = (await (await fetch(`${server.url}/api/health`)).json()) as { openDocuments: number; foldsRunning: number };
+    return h.openDocuments === 0 && h.foldsRunning === 0;
+  };
+  await waitFor(idle, { timeout: 120_000, interval: 100, message: 'documents unloaded, logs folded' });
 }
 
 interface Sample {

@@ -261,7 +261,10 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const atlas = kernels ? atlasMaps({ config, hocuspocus: (): Hocuspocus => hocuspocus, kernels, log }) : null;
   // What browsers read while they open a workspace; it keeps encoded states and, on one node, the
   // first screens of unloaded documents (http/opening-reads.ts).
-  const openingReads = new OpeningReads(() => hocuspocus, log, { storedHead: cluster ? null : (ws) => store.logHead(ws) });
+  const openingReads = new OpeningReads(() => hocuspocus, log, {
+    storedHead: cluster ? null : (ws) => store.logHead(ws),
+    storedState: cluster ? null : (ws) => persistence.collectedSnapshot(ws),
+  });
   persistence.onLoadedState = (ws, doc, state) => openingReads.keepLoaded(ws, doc, state);
   const hocuspocus: Hocuspocus = new Hocuspocus({
     name: 'plexus',
@@ -349,6 +352,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         atlas: { embeddings: config.embeddings && kernels ? { model: config.embeddings.model } : null },
         shareLinkDays: config.shareLinkDays,
         openDocuments: () => hocuspocus.getDocumentsCount(),
+        foldsRunning: () => persistence.unloadFoldsRunning,
         isReady: () => ready,
         revokeLinks: (id, generation) => {
           // Several nodes: this is the node serving the workspace (the request was relayed here),

@@ -104,6 +104,18 @@ export class DurablePersistence implements Extension {
     this.collected.add(ws);
   }
 
+  /**
+   * The whole stored state of `ws` without loading it, when that is one snapshot this process wrote
+   * collected (as `onLoadedState` offers it) with no log on top; null otherwise (a log, a snapshot
+   * of unknown origin: loading the document is what reads them). Such a snapshot was encoded from a
+   * document that passed its checks, or folded from changes that did (http/opening-reads.ts).
+   */
+  async collectedSnapshot(ws: string): Promise<Uint8Array | null> {
+    if (!this.collected.has(ws)) return null;
+    const parts = await this.store.loadParts(ws);
+    return parts.snapshot && parts.entries.length === 0 && this.collected.has(ws) ? parts.snapshot : null;
+  }
+
   constructor(
     private readonly store: WorkspaceStorage,
     private readonly log: Logger,
@@ -453,6 +465,10 @@ export class DurablePersistence implements Extension {
 
   /** Compactions started by unloads, still running. */
   private readonly unloadCompactions = new Set<Promise<unknown>>();
+  /** How many of them (health: an idle node has folded what it unloaded). */
+  get unloadFoldsRunning(): number {
+    return this.unloadCompactions.size;
+  }
   /** How long a clean stop waits for them (storage that hangs must not hang the stop; the log keeps everything anyway). */
   unloadCompactionWaitMs = 10_000;
 

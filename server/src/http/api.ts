@@ -39,6 +39,8 @@ export interface ApiDeps {
   isDraining: () => boolean;
   started: number;
   openDocuments: () => number;
+  /** Folds of unloaded documents' logs still running (persistence `unloadFoldsRunning`). */
+  foldsRunning: () => number;
   isReady: () => boolean;
   publicUrl: (req: IncomingMessage) => string;
   shareLinkDays: number;
@@ -110,6 +112,7 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
         version: deps.version,
         uptimeSeconds: Math.round((Date.now() - deps.started) / 1000),
         openDocuments: deps.openDocuments(),
+        foldsRunning: deps.foldsRunning(),
       });
       return true;
     }
@@ -177,6 +180,8 @@ export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: Server
       }
       const state = await deps.openingReads.stateFor(id, acceptedEncodings(req.headers['accept-encoding']));
       if (!state) throw new HttpError(409, 'document-unavailable', 'the workspace document cannot be loaded now; the collaboration socket says why');
+      // Sent from storage: the document loads once the body is on its way (a load holds the event loop).
+      if (state.sent) res.once('close', state.sent);
       res
         .writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': state.body.byteLength, 'cache-control': 'no-store', vary: 'accept-encoding', ...(state.coding ? { 'content-encoding': state.coding } : {}) })
         .end(state.body);

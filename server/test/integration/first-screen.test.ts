@@ -85,7 +85,7 @@ describe('first screen', () => {
     c.destroy();
   });
 
-  it('a big idle workspace is sent as its stored snapshot, not encoded again; with a log on top it is encoded', async () => {
+  it('a big idle workspace is sent as its stored snapshot without waiting for its load, which follows; with a log on top it is loaded and encoded', async () => {
     // Over the size worth keeping (256 KiB): 40 cells of ~8 KB.
     const id = (await api(s.url, s.ownerToken, 'POST', '/api/workspaces', { name: 'Big idle' })).json.workspace.id as string;
     const c = hocuspocusClient(s.url, id, s.ownerToken);
@@ -98,18 +98,41 @@ describe('first screen', () => {
     const folded = async () => !s.hocuspocus.documents.has(id) && (await s.store.loadParts(id)).entries.length === 0;
     await waitFor(folded, { message: 'unloaded, its log folded into the snapshot', timeout: 30_000 });
     const before = { ...s.openingReads.stats };
-    const r = await state(id, s.ownerToken);
-    expect(r.status).toBe(200);
-    const fresh = new Y.Doc();
-    Y.applyUpdate(fresh, new Uint8Array(await r.arrayBuffer()));
-    expect(listCells(fresh).map(cellSource)).toEqual(expected);
-    expect(Y.decodeStateVector(Y.encodeStateVector(fresh))).toEqual(sv);
-    expect(s.openingReads.stats.stateFromStorage).toBe(before.stateFromStorage + 1);
-    expect(s.openingReads.stats.stateEncoded).toBe(before.stateEncoded);
-    // A change after the load (the snapshot is then a moment old) is what the socket brings.
+    // Loads of this workspace are held until released: the state must not need one.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let loads = 0;
+    const hold = { extensionName: 'test-hold-load', onLoadDocument: async ({ documentName }: { documentName: string }) => void (documentName === id && (loads++, await gate)) };
+    s.hocuspocus.configuration.extensions.push(hold);
+    try {
+      const pending = state(id, s.ownerToken).then(async (r) => ({ status: r.status, bytes: new Uint8Array(await r.arrayBuffer()) }));
+      // The load starts once the state has been sent (the way it was before: at once, to read it).
+      await waitFor(() => loads === 1, { message: 'the load started' });
+      expect(s.openingReads.stats).toMatchObject({ stateStored: before.stateStored + 1, stateEncoded: before.stateEncoded });
+      // Answered while the load is held.
+      const r = await pending;
+      expect(r.status).toBe(200);
+      const fresh = new Y.Doc();
+      Y.applyUpdate(fresh, r.bytes);
+      expect(listCells(fresh).map(cellSource)).toEqual(expected);
+      expect(Y.decodeStateVector(Y.encodeStateVector(fresh))).toEqual(sv);
+    } finally {
+      release();
+      s.hocuspocus.configuration.extensions.splice(s.hocuspocus.configuration.extensions.indexOf(hold), 1);
+    }
+    await waitFor(() => s.hocuspocus.documents.has(id), { message: 'loaded' });
+    const held = s.hocuspocus.documents.get(id);
+    // The socket joins that document; a change made after the snapshot would come with its sync.
     const d = hocuspocusClient(s.url, id, s.ownerToken);
     await d.synced;
+    expect(s.hocuspocus.documents.get(id)).toBe(held);
     expect(listCells(d.doc).map(cellSource)).toEqual(expected);
+    // Loaded from that snapshot alone, the document keeps it as its encoded state (a second opener).
+    expect(s.openingReads.stats.stateFromStorage).toBe(before.stateFromStorage + 1);
+    const second = new Y.Doc();
+    Y.applyUpdate(second, new Uint8Array(await (await state(id, s.ownerToken)).arrayBuffer()));
+    expect(listCells(second).map(cellSource)).toEqual(expected);
+    expect(s.openingReads.stats).toMatchObject({ stateStored: before.stateStored + 1, stateReused: before.stateReused + 1, stateEncoded: before.stateEncoded });
     d.destroy();
     await waitFor(folded, { message: 'unloaded again', timeout: 30_000 });
     // A log on top of the snapshot: the loaded document is encoded as before.
@@ -121,8 +144,26 @@ describe('first screen', () => {
     const logged = new Y.Doc();
     Y.applyUpdate(logged, new Uint8Array(await (await state(id, s.ownerToken)).arrayBuffer()));
     expect(cellSource(listCells(logged)[0]!)).toBe('logged = 1');
-    expect(s.openingReads.stats.stateFromStorage).toBe(mid.stateFromStorage);
-    expect(s.openingReads.stats.stateEncoded).toBe(mid.stateEncoded + 1);
+    expect(s.openingReads.stats).toMatchObject({ stateStored: mid.stateStored, stateFromStorage: mid.stateFromStorage, stateEncoded: mid.stateEncoded + 1 });
+  });
+
+  it('health counts the folds of unloaded documents still running (an idle node has none)', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const original = s.store.compactInBackground;
+    s.store.compactInBackground = async (ws: string) => (await gate, original.call(s.store, ws));
+    const health = async () => (await api(s.url, null, 'GET', '/api/health')).json as { openDocuments: number; foldsRunning: number };
+    try {
+      const id = await workspace(s, 'Folding', 3);
+      expect(await health()).toMatchObject({ foldsRunning: 1 });
+      expect((await s.store.loadParts(id)).entries.length).toBeGreaterThan(0);
+      release();
+      await waitFor(async () => (await health()).foldsRunning === 0, { message: 'fold done' });
+      expect((await s.store.loadParts(id)).entries).toHaveLength(0);
+    } finally {
+      release();
+      s.store.compactInBackground = original;
+    }
   });
 
   it('after a restart the stored snapshot is not sent as it is (how it was folded is unknown): the loaded document is encoded', async () => {
@@ -143,7 +184,7 @@ describe('first screen', () => {
       const doc = new Y.Doc();
       Y.applyUpdate(doc, new Uint8Array(await r.arrayBuffer()));
       expect(listCells(doc).map(cellSource)).toEqual(expected);
-      expect(again.openingReads.stats).toMatchObject({ stateFromStorage: 0, stateEncoded: 1 });
+      expect(again.openingReads.stats).toMatchObject({ stateStored: 0, stateFromStorage: 0, stateEncoded: 1 });
     } finally {
       await again.close();
     }

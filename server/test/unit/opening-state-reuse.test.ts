@@ -53,7 +53,7 @@ describe("the state sent to people opening a workspace", () => {
     now += 50_000;
     const again = (await reads.state('w'))!;
     expect(again).toBe(first);
-    expect(reads.stats).toEqual({ stateEncoded: 1, stateReused: 1, stateFromStorage: 0, screensRemembered: 0 });
+    expect(reads.stats).toEqual({ stateEncoded: 1, stateReused: 1, stateFromStorage: 0, stateStored: 0, screensRemembered: 0 });
     expect(lines(again)).toHaveLength(100);
   });
 
@@ -70,7 +70,7 @@ describe("the state sent to people opening a workspace", () => {
     expect(fresh).not.toBe(first);
     expect(lines(fresh)).toHaveLength(101);
     expect(lines(fresh)[100]).toMatch(/^late0/);
-    expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 1, stateFromStorage: 0, screensRemembered: 0 });
+    expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 1, stateFromStorage: 0, stateStored: 0, screensRemembered: 0 });
     // The fresh one is kept in turn.
     now += 1;
     expect(await reads.state('w')).toBe(fresh);
@@ -117,7 +117,7 @@ describe("the state sent to people opening a workspace", () => {
     const second = (await reads.state('w'))!;
     expect(second).not.toBe(first);
     expect(lines(second)).toHaveLength(20);
-    expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 0, stateFromStorage: 0, screensRemembered: 0 });
+    expect(reads.stats).toEqual({ stateEncoded: 2, stateReused: 0, stateFromStorage: 0, stateStored: 0, screensRemembered: 0 });
   });
 
   it('first screens are remembered at unload within a size budget (the oldest go first), sent while nothing is logged since, forgotten at load', async () => {
