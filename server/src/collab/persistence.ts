@@ -88,32 +88,34 @@ export class DurablePersistence implements Extension {
    */
   writeFence: ((ws: string, claims: TokenClaims) => Promise<void>) | null = null;
   /**
-   * Called when a document loaded from a stored snapshot alone (no log on top), written by this
-   * process as a collected state (`markCollected`), and passed its check: `state` is then an
-   * encoded update of the document as loaded, which whoever sends the whole state may send instead
-   * of encoding it again (http/opening-reads.ts). A snapshot folded by an older Plexus (a merge,
-   * with every deleted item's content) or of unknown origin is not offered: the document's own
-   * encoding is much smaller then.
+   * Called when a document loaded from a stored snapshot alone (no log on top), stored collected
+   * (`StoredParts.collected`), and passed its check: `state` is then an encoded update of the
+   * document as loaded, which whoever sends the whole state may send instead of encoding it again
+   * (http/opening-reads.ts). A snapshot an older Plexus merged its log into (with every deleted
+   * item's content) is not offered: the document's own encoding is much smaller then.
    */
   onLoadedState: ((ws: string, doc: Y.Doc, state: Uint8Array) => void) | null = null;
-  /** Workspaces whose stored snapshot this process wrote collected (folded, from memory, created). */
-  private readonly collected = new Set<string>();
+  /**
+   * Workspaces whose stored snapshot, while it is all that is stored, holds a document this process
+   * has checked: it wrote the snapshot (folded, from memory, created), or loaded it and checked it.
+   */
+  private readonly checked = new Set<string>();
 
   /** The stored snapshot of `ws` was just written from a fresh encoding (a workspace created or copied). */
   markCollected(ws: string): void {
-    this.collected.add(ws);
+    this.checked.add(ws);
   }
 
   /**
-   * The whole stored state of `ws` without loading it, when that is one snapshot this process wrote
-   * collected (as `onLoadedState` offers it) with no log on top; null otherwise (a log, a snapshot
-   * of unknown origin: loading the document is what reads them). Such a snapshot was encoded from a
-   * document that passed its checks, or folded from changes that did (http/opening-reads.ts).
+   * The whole stored state of `ws` without loading it, when that is one collected snapshot with no
+   * log on top which this process has checked (see `checked`); null otherwise (a log, a snapshot
+   * of unknown origin or not checked since this process started: loading the document reads and
+   * checks them). For http/opening-reads.ts.
    */
   async collectedSnapshot(ws: string): Promise<Uint8Array | null> {
-    if (!this.collected.has(ws)) return null;
+    if (!this.checked.has(ws)) return null;
     const parts = await this.store.loadParts(ws);
-    return parts.snapshot && parts.entries.length === 0 && this.collected.has(ws) ? parts.snapshot : null;
+    return parts.snapshot && parts.entries.length === 0 && parts.collected && this.checked.has(ws) ? parts.snapshot : null;
   }
 
   constructor(
@@ -144,7 +146,10 @@ export class DurablePersistence implements Extension {
     }
     this.deleted.delete(documentName);
     this.fenced.delete(documentName);
-    if (parts.snapshot && parts.entries.length === 0 && this.collected.has(documentName)) this.onLoadedState?.(documentName, document, parts.snapshot);
+    if (parts.snapshot && parts.entries.length === 0 && parts.collected) {
+      this.checked.add(documentName);
+      this.onLoadedState?.(documentName, document, parts.snapshot);
+    }
     this.log.info('document loaded', { ws: documentName, ms: +(performance.now() - started).toFixed(1), logEntries: parts.entries.length });
     // Remember how much log sits on top of the snapshot so a long log is compacted soon.
     this.pendingLog.set(documentName, parts.entries.length);
@@ -369,7 +374,7 @@ export class DurablePersistence implements Extension {
       (folded) => {
         s.compacting = false;
         s.sinceSnapshot = Math.max(0, s.sinceSnapshot - Math.max(folded, counted));
-        if (folded > 0) this.collected.add(ws);
+        if (folded > 0) this.checked.add(ws);
         this.safely(() => this.store.touch(ws));
         this.log.debug('compacted in background', { ws, folded, ms: +(performance.now() - started).toFixed(1) });
       },
@@ -418,7 +423,7 @@ export class DurablePersistence implements Extension {
       const started = performance.now();
       const state = Y.encodeStateAsUpdate(entry.doc);
       const folded = await this.store.snapshotFromMemory(ws, state);
-      this.collected.add(ws);
+      this.checked.add(ws);
       await this.store.touch(ws);
       s.sinceSnapshot = Math.max(0, s.sinceSnapshot - counted);
       this.log.debug('compacted', { ws, folded, bytes: state.byteLength, ms: +(performance.now() - started).toFixed(1) });
@@ -456,7 +461,7 @@ export class DurablePersistence implements Extension {
       // Not awaited (the unload goes on), but a clean shutdown waits for it (flushAll).
       const folding = this.store
         .compactInBackground(documentName)
-        .then((folded) => void (folded > 0 && this.collected.add(documentName)))
+        .then((folded) => void (folded > 0 && this.checked.add(documentName)))
         .catch((e) => this.log.warn('compaction at unload failed; the log keeps everything', { ws: documentName, err: e }))
         .finally(() => this.unloadCompactions.delete(folding));
       this.unloadCompactions.add(folding);
@@ -486,7 +491,7 @@ export class DurablePersistence implements Extension {
   /** Stops persisting a workspace that was deleted (its loaded copy is about to be dropped). */
   forget(ws: string): void {
     this.deleted.add(ws);
-    this.collected.delete(ws);
+    this.checked.delete(ws);
     const entry = this.docs.get(ws);
     if (entry) {
       clearTimeout(entry.state.idleTimer);

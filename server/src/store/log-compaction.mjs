@@ -66,7 +66,7 @@ export function compactFromLog(db, ws) {
     const now = db.prepare('SELECT upto FROM snap.snapshots WHERE ws = ?').get(ws);
     if ((now ? now.upto : 0) !== from) return false; // someone else compacted meanwhile
     if (!db.prepare('SELECT 1 FROM main.workspaces WHERE id = ?').get(ws)) return false; // deleted meanwhile
-    db.prepare('INSERT INTO snap.snapshots (ws, upto, data) VALUES (?, ?, ?) ON CONFLICT(ws) DO UPDATE SET upto = excluded.upto, data = excluded.data').run(ws, upto, state);
+    db.prepare('INSERT INTO snap.snapshots (ws, upto, data, collected) VALUES (?, ?, ?, 1) ON CONFLICT(ws) DO UPDATE SET upto = excluded.upto, data = excluded.data, collected = 1').run(ws, upto, state);
     return true;
   })();
   return written ? { folded: rows.length, upto } : { folded: 0, upto: 0 };

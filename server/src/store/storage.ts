@@ -37,6 +37,12 @@ export interface StoredParts {
   snapshot: Uint8Array | null;
   entries: Uint8Array[];
   upto: number;
+  /**
+   * The snapshot was written from a document's own encoding (deleted content collected): by this
+   * version's folds, snapshots from memory, creation and recovery. False for one an older Plexus
+   * merged its log into (every deleted item's content kept), or none.
+   */
+  collected: boolean;
 }
 
 export interface LoadedState {

@@ -48,10 +48,12 @@ CREATE TABLE IF NOT EXISTS link_generations (ws TEXT PRIMARY KEY, gen INTEGER NO
 `;
 
 const SNAPSHOT_SCHEMA = `
+-- collected: 1 when data is a document's own encoding (StoredParts.collected), 0 when unknown.
 CREATE TABLE IF NOT EXISTS snap.snapshots (
   ws TEXT PRIMARY KEY,
   upto INTEGER NOT NULL,
-  data BLOB NOT NULL
+  data BLOB NOT NULL,
+  collected INTEGER NOT NULL DEFAULT 0
 );
 `;
 
@@ -140,11 +142,11 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
         'INSERT INTO workspaces (id, name, created, updated, epoch) VALUES (?, ?, ?, ?, ?)',
       ),
       rename: this.db.prepare<[string, number, string]>('UPDATE workspaces SET name = ?, updated = ? WHERE id = ?'),
-      snapshot: this.db.prepare<[string], { upto: number; data: Buffer }>('SELECT upto, data FROM snap.snapshots WHERE ws = ?'),
+      snapshot: this.db.prepare<[string], { upto: number; data: Buffer; collected: number }>('SELECT upto, data, collected FROM snap.snapshots WHERE ws = ?'),
       logAfter: this.db.prepare<[string, number], { seq: number; data: Buffer }>('SELECT seq, data FROM log WHERE ws = ? AND seq > ? ORDER BY seq'),
       maxSeq: this.db.prepare<[string], { m: number | null }>('SELECT MAX(seq) AS m FROM log WHERE ws = ?'),
       putSnapshot: this.db.prepare<[string, number, Uint8Array]>(
-        'INSERT INTO snap.snapshots (ws, upto, data) VALUES (?, ?, ?) ON CONFLICT(ws) DO UPDATE SET upto = excluded.upto, data = excluded.data',
+        'INSERT INTO snap.snapshots (ws, upto, data, collected) VALUES (?, ?, ?, 1) ON CONFLICT(ws) DO UPDATE SET upto = excluded.upto, data = excluded.data, collected = 1',
       ),
       countLog: this.db.prepare<[string, number], { n: number }>('SELECT COUNT(*) AS n FROM log WHERE ws = ? AND seq > ?'),
       snapshotUpto: this.db.prepare<[string], { upto: number }>('SELECT upto FROM snap.snapshots WHERE ws = ?'),
@@ -166,6 +168,9 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
    * longer exist (a crash between deleting a workspace and its snapshot).
    */
   private migrateSnapshots(): void {
+    // Snapshots from before the `collected` column: of unknown origin (0) until their next fold.
+    if (!this.db.prepare("SELECT 1 FROM pragma_table_info('snapshots', 'snap') WHERE name = 'collected'").get())
+      this.db.exec('ALTER TABLE snap.snapshots ADD COLUMN collected INTEGER NOT NULL DEFAULT 0');
     const legacy = this.db.prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name = 'snapshots'").get();
     if (legacy) {
       this.db.transaction(() => {
@@ -228,6 +233,7 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
       snapshot: snap ? new Uint8Array(snap.data) : null,
       entries: rows.map((r) => new Uint8Array(r.data)),
       upto: rows.length ? rows[rows.length - 1]!.seq : (snap?.upto ?? 0),
+      collected: snap?.collected === 1,
     };
   }
 

@@ -131,6 +131,25 @@ describe('the Postgres store', () => {
     expect(folded(parts.snapshot!)).toEqual({ small: true, output: final, text: 'kept' });
   });
 
+  it('says whether a snapshot is collected: every snapshot it writes is; one stored before it said so is unknown until its next fold', async () => {
+    const { store: s, db } = await freshStore({ background: true });
+    const { state, updates } = rewrites(4);
+    await s.create({ id: 'w', name: 'W', state });
+    expect((await s.loadParts('w')).collected).toBe(true);
+    // As a snapshot stored by an earlier Plexus (before migration 5: the column's default).
+    await db.query('UPDATE snapshots SET collected = DEFAULT');
+    expect(await s.loadParts('w')).toMatchObject({ collected: false, entries: [] });
+    for (const u of updates) await s.append('w', u);
+    expect(await s.compactInBackground('w')).toBe(4);
+    expect(await s.loadParts('w')).toMatchObject({ collected: true, entries: [] });
+    await db.query('UPDATE snapshots SET collected = DEFAULT');
+    expect(await s.snapshotFromMemory('w', state)).toBe(0);
+    expect((await s.loadParts('w')).collected).toBe(true);
+    await db.query('UPDATE snapshots SET collected = DEFAULT');
+    expect(await s.compact('w', state, await s.logHead('w'))).toBe(0); // recovery's write (nothing left to fold)
+    expect((await s.loadParts('w')).collected).toBe(true);
+  });
+
   it('a snapshot from memory folds the entries stored meanwhile too (it is merged with them, never just replaces them)', async () => {
     const { store: s } = await freshStore();
     await s.create({ id: 'w', name: 'W', state: Y.encodeStateAsUpdate(new Y.Doc()) });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as Y from 'yjs';
-import { WorkspaceStore, WorkspaceNotFoundError, mergeInTree } from '../../src/store/workspace-store.ts';
+import { WorkspaceStore, WorkspaceNotFoundError, mergeInTree, snapshotFileOf } from '../../src/store/workspace-store.ts';
 import { keystrokes } from '../fixtures/keystrokes.ts';
 import { folded, rewrites } from '../fixtures/rewrites.ts';
 import { foldUpdates } from '../../src/store/log-compaction.mjs';
@@ -50,6 +51,37 @@ describe('WorkspaceStore', () => {
       // A merge kept all 100 outputs of 10 KB (over 1 MB); the live document holds one.
       expect(folded(parts.snapshot!)).toEqual({ small: true, output: final, text: 'kept' });
       s.close();
+    }
+  });
+
+  it('says whether a snapshot is collected: every snapshot it writes is; one stored before it said so is unknown until its next fold', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-store-')), 'p.db');
+    const { state, updates } = rewrites(4);
+    // A database of an earlier Plexus: its snapshots table has no such column (a merged snapshot).
+    const old = new WorkspaceStore(file);
+    old.create({ id: 'w', name: 'W', state });
+    old.close();
+    const raw = new Database(snapshotFileOf(file));
+    raw.exec('CREATE TABLE s2 (ws TEXT PRIMARY KEY, upto INTEGER NOT NULL, data BLOB NOT NULL); INSERT INTO s2 SELECT ws, upto, data FROM snapshots; DROP TABLE snapshots; ALTER TABLE s2 RENAME TO snapshots;');
+    raw.close();
+    for (const background of [false, true]) {
+      const s = new WorkspaceStore(file, { background });
+      expect(s.loadParts('w')).toMatchObject({ collected: false, entries: [] });
+      updates.forEach((u) => s.append('w', u));
+      expect(s.loadParts('w').collected).toBe(false);
+      // Folded inline, then on the worker.
+      expect(await s.compactInBackground('w')).toBe(4);
+      expect(s.loadParts('w')).toMatchObject({ collected: true, entries: [] });
+      s.create({ id: 'c', name: 'C', state });
+      expect(s.loadParts('c').collected).toBe(true);
+      s.snapshotFromMemory('c', state);
+      expect(s.loadParts('c').collected).toBe(true);
+      s.delete('c');
+      s.close();
+      // Unknown again for the next pass, as if written before.
+      const again = new Database(snapshotFileOf(file));
+      again.exec('UPDATE snapshots SET collected = 0');
+      again.close();
     }
   });
 

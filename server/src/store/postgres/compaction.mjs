@@ -48,7 +48,7 @@ export async function compactWorkspace(client, ws, { wait = false, state = null,
     // hold an entry the document in memory has not applied yet.
     const merged = foldUpdates(parts);
     await client.query(
-      'INSERT INTO snapshots (ws, upto, data) VALUES ($1, $2, $3) ON CONFLICT (ws) DO UPDATE SET upto = excluded.upto, data = excluded.data',
+      'INSERT INTO snapshots (ws, upto, data, collected) VALUES ($1, $2, $3, true) ON CONFLICT (ws) DO UPDATE SET upto = excluded.upto, data = excluded.data, collected = true',
       [ws, upto, merged],
     );
     if (rows.length) await client.query('DELETE FROM log WHERE ws = $1 AND seq <= $2', [ws, upto]);

@@ -100,4 +100,13 @@ CREATE TABLE link_generations (
 );
 `,
   },
+  {
+    version: 5,
+    name: 'snapshots: whether deleted content was collected',
+    sql: `
+-- true when data is a document's own encoding (StoredParts.collected); the snapshots written
+-- before (an older Plexus merged its log into them, keeping every deleted item) are unknown.
+ALTER TABLE snapshots ADD COLUMN collected BOOLEAN NOT NULL DEFAULT false;
+`,
+  },
 ];

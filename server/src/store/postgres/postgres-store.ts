@@ -52,11 +52,11 @@ RETURNING seq`;
 
 /** Snapshot (part 0), log entries above it (part 1) and the registry row (part 2): one statement, one view. */
 const LOAD_PARTS = `
-SELECT 0 AS part, upto AS seq, data FROM snapshots WHERE ws = $1
+SELECT 0 AS part, upto AS seq, data, collected FROM snapshots WHERE ws = $1
 UNION ALL
-SELECT 1, seq, data FROM log WHERE ws = $1 AND seq > COALESCE((SELECT upto FROM snapshots WHERE ws = $1), 0)
+SELECT 1, seq, data, false FROM log WHERE ws = $1 AND seq > COALESCE((SELECT upto FROM snapshots WHERE ws = $1), 0)
 UNION ALL
-SELECT 2, 0, NULL FROM workspaces WHERE id = $1
+SELECT 2, 0, NULL, false FROM workspaces WHERE id = $1
 ORDER BY part, seq`;
 
 const RECORD = 'SELECT id, name, created, updated, epoch FROM workspaces';
@@ -194,7 +194,7 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
   }
 
   async loadParts(ws: string): Promise<StoredParts> {
-    const { rows } = await this.db.query<{ part: number; seq: number; data: Buffer | null }>({ name: 'plexus-load-parts', text: LOAD_PARTS, values: [ws] });
+    const { rows } = await this.db.query<{ part: number; seq: number; data: Buffer | null; collected: boolean }>({ name: 'plexus-load-parts', text: LOAD_PARTS, values: [ws] });
     if (!rows.some((r) => r.part === 2)) throw new WorkspaceNotFoundError(ws);
     const snap = rows.find((r) => r.part === 0);
     const log = rows.filter((r) => r.part === 1);
@@ -202,6 +202,7 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
       snapshot: snap ? bytes(snap.data!) : null,
       entries: log.map((r) => bytes(r.data!)),
       upto: log.length ? log[log.length - 1]!.seq : (snap?.seq ?? 0),
+      collected: snap?.collected === true,
     };
   }
 
@@ -214,7 +215,7 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
       await c.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [COMPACTION_LOCK, ws]);
       const snap = await c.query<{ upto: number }>('SELECT upto FROM snapshots WHERE ws = $1', [ws]);
       if ((snap.rows[0]?.upto ?? 0) > upto) return 0; // a newer snapshot exists
-      await c.query('INSERT INTO snapshots (ws, upto, data) VALUES ($1, $2, $3) ON CONFLICT (ws) DO UPDATE SET upto = excluded.upto, data = excluded.data', [ws, upto, state]);
+      await c.query('INSERT INTO snapshots (ws, upto, data, collected) VALUES ($1, $2, $3, true) ON CONFLICT (ws) DO UPDATE SET upto = excluded.upto, data = excluded.data, collected = true', [ws, upto, state]);
       return (await c.query('DELETE FROM log WHERE ws = $1 AND seq <= $2', [ws, upto])).rowCount ?? 0;
     });
   }
@@ -284,7 +285,7 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
     const epoch = randomId(16);
     await this.db.transaction(async (c) => {
       await c.query('INSERT INTO workspaces (id, name, created, updated, epoch) VALUES ($1, $2, $3, $3, $4)', [rec.id, rec.name, now, epoch]);
-      await c.query('INSERT INTO snapshots (ws, upto, data) VALUES ($1, 0, $2) ON CONFLICT (ws) DO UPDATE SET upto = 0, data = excluded.data', [rec.id, rec.state]);
+      await c.query('INSERT INTO snapshots (ws, upto, data, collected) VALUES ($1, 0, $2, true) ON CONFLICT (ws) DO UPDATE SET upto = 0, data = excluded.data, collected = true', [rec.id, rec.state]);
       if (fork) await insertFork(c, fork);
     });
     return { id: rec.id, name: rec.name, created: now, updated: now, epoch };
