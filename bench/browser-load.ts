@@ -149,6 +149,8 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
       const doc = (window as unknown as { __plexus?: { doc: Y.Doc } }).__plexus?.doc;
       return !!doc && [...doc.getMap<Y.Map<unknown>>('cells').values()].some((c) => String(c.get('source')).includes('x'));
     });
+    // (A copy in IndexedDB can take the keystroke before the socket has synced.)
+    await page.waitForFunction(() => performance.getEntriesByName('plexus:server-synced').length > 0, null, { timeout: 120_000 });
     const marks = await page.evaluate((names) => Object.fromEntries(names.map((n) => [n, performance.getEntriesByName(`plexus:${n}`)[0]?.startTime ?? NaN])), [...MARKS]);
     const synced = marks['server-synced']!;
     return { visible, ready, interactive, synced, reaches: Math.max(interactive, synced), marks };
