@@ -121,18 +121,19 @@ export class WorkspaceSession {
     });
 
     const proto = window.location.protocol === 'https:' ? 'wss' : 'ws';
+    let admit = () => {};
+    const admitted = new Promise<void>((resolve) => (admit = resolve));
     this.provider = new HocuspocusProvider({
       url: `${proto}://${window.location.host}${HOCUSPOCUS_PATH}?epoch=${encodeURIComponent(String(workspace.epoch))}`,
       name: workspace.id,
-      token,
+      // With a document fetched while opening, the socket opens at once (its handshake overlaps the
+      // fetch and the apply), but the provider sends its token, and right after it its sync, only
+      // once that document is applied (`admit`): the sync then says "I have all this" and the
+      // server sends only what changed since, instead of the whole document a second time. They
+      // leave before the notebook renders, so the server answers while it does.
+      token: initialState ? () => admitted.then(() => token) : token,
       document: this.doc,
       awareness: this.awareness,
-      // With a document fetched while opening, the socket connects once it is applied: its sync
-      // then says "I have all this" and the server sends only what changed since, instead of the
-      // whole document a second time.
-      // (The provider hands its configuration to the socket it creates, which reads this; the
-      // provider's own type does not list it.)
-      ...({ autoConnect: initialState === null } as object),
     });
     this.provider.on('status', ({ status }: { status: 'connecting' | 'connected' | 'disconnected' }) => {
       this.wsStatus = status;
@@ -177,7 +178,7 @@ export class WorkspaceSession {
       const connect = () => {
         clearTimeout(this.earlyStateTimer);
         loud();
-        if (!this.destroyed && !this.provider.configuration.websocketProvider.shouldConnect) void this.provider.connect();
+        admit();
       };
       // A request that hangs must not keep the socket closed.
       this.earlyStateTimer = setTimeout(connect, EARLY_STATE_WAIT_MS);
@@ -192,7 +193,11 @@ export class WorkspaceSession {
             if (copyOpen) storeUpdateBytes(this.idb, state).catch((e) => console.warn('Plexus: the fetched document could not be kept in this browser; it will be synced again next time', e));
             performance.mark('plexus:state-applied');
             this.stateApplied = true;
-            this.update();
+            // The token and the sync leave in this task's microtasks; the notebook renders in the
+            // next task (a render scheduled now would run first), while the server answers.
+            connect();
+            setTimeout(() => this.update(), 0);
+            return;
           } catch (e) {
             console.warn('Plexus: the document fetched while opening could not be applied; the sync will bring it', e);
           }
