@@ -67,7 +67,7 @@ export class Workspaces {
     const state = Y.encodeStateAsUpdate(doc);
     doc.destroy();
     const rec = await this.store.create({ id, name, state });
-    this.persistence.markCollected(id);
+    this.persistence.markChecked(id);
     return rec;
   }
 
@@ -88,7 +88,7 @@ export class Workspaces {
     const copy = Y.encodeStateAsUpdate(doc);
     doc.destroy();
     const rec = await this.store.create({ id: newWorkspaceId(), name: copyName, state: copy });
-    this.persistence.markCollected(rec.id);
+    this.persistence.markChecked(rec.id);
     this.onDuplicate?.(id, rec.id);
     return rec;
   }

@@ -102,7 +102,7 @@ export class DurablePersistence implements Extension {
   private readonly checked = new Set<string>();
 
   /** The stored snapshot of `ws` was just written from a fresh encoding (a workspace created or copied). */
-  markCollected(ws: string): void {
+  markChecked(ws: string): void {
     this.checked.add(ws);
   }
 

@@ -30,9 +30,9 @@
  * another node may write a workspace this one does not hold).
  *
  * Likewise the state of a large document nobody has open is sent straight from storage when what
- * is stored is one snapshot this process wrote collected (`storedState`: no log on top), and the
- * document loads once it is sent: the browser applies the state while the server loads, instead of
- * after (10,000 cells: the socket synced 0.62× as soon, bench/state-from-idle.ts).
+ * is stored is one collected snapshot this process has checked (`storedState`: no log on top), and
+ * the document loads once it is sent: the browser applies the state while the server loads, instead
+ * of after (10,000 cells: the socket synced in 0.62–0.88× the time, bench/state-from-idle.ts).
  * Effects: loads documents (reads only), timers, storage reads (the number of the last change, a
  * stored snapshot).
  */
