@@ -105,6 +105,8 @@ export class OpeningReads implements Extension {
   /** First screens of unloaded documents (as many cells as one may hold), with their size in characters of JSON. */
   private readonly screens = new Map<string, { screen: FirstScreen; chars: number; head: number }>();
   private screenChars = 0;
+  /** Stored states being read and compressed now, by workspace and coding: people opening one idle workspace at once share them. */
+  private readonly storedSends = new Map<string, Promise<{ body: Uint8Array; coding: Coding | null } | null>>();
   private closed = false;
   private readonly lingerMs: number;
   private readonly reuse: StateReuse;
@@ -197,11 +199,17 @@ export class OpeningReads implements Extension {
    * meanwhile, instead of after it).
    */
   async stateFor(id: string, accepted: ReadonlySet<string>): Promise<{ body: Uint8Array; coding: Coding | null; sent?: () => void } | null> {
-    const stored = await this.storedState(id);
-    if (stored) {
-      const sent = () => void this.read(id, () => null);
-      return { ...(await this.packed(id, stored, accepted, undefined)), sent };
+    const key = `${id} ${bestCoding(accepted) ?? ''}`;
+    let sending = this.storedSends.get(key);
+    if (!sending) {
+      sending = this.storedState(id).then((stored) => stored && this.packed(id, stored, accepted, undefined));
+      this.storedSends.set(key, sending);
+      // Only while in flight: a request after it reads storage (or the loaded document) itself.
+      const done = () => void this.storedSends.delete(key);
+      sending.then(done, done);
     }
+    const stored = await sending;
+    if (stored) return { ...stored, sent: () => void this.read(id, () => null) };
     let kept: KeptState | undefined;
     const raw = await this.read(id, (doc) => {
       const bytes = this.encoded(id, doc);

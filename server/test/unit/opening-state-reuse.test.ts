@@ -162,6 +162,36 @@ describe("the state sent to people opening a workspace", () => {
     expect(reads.stats.screensRemembered).toBe(5);
   });
 
+  it('an idle workspace\'s stored state: read and compressed once for the people asking at the same moment, then loaded; the loaded document answers after', async () => {
+    const hocuspocus = new Hocuspocus({ quiet: true, unloadImmediately: true } as never);
+    const doc = new Y.Doc();
+    doc.getArray<string>('lines').push(Array.from({ length: 300 }, (_, i) => `s${i}`.padEnd(100, '.')));
+    const snapshot = Y.encodeStateAsUpdate(doc);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reads = 0;
+    const storedState = async (ws: string) => (reads++, await held, ws === 'w' ? snapshot : null);
+    const opening = new OpeningReads(() => hocuspocus, createLogger('error'), { lingerMs: 60_000, storedState, reuse: { reuseMs: 10_000, keepMs: 60_000, minBytes: 1024, maxBytes: 10 * 1024 * 1024, now: () => now } });
+    opened.push(opening);
+    const br = new Set(['br']);
+    const asked = [opening.stateFor('w', br), opening.stateFor('w', br), opening.stateFor('w', new Set(['gzip']))];
+    release();
+    const [a, b, gz] = await Promise.all(asked);
+    expect(reads).toBe(2); // one per coding
+    expect(a!.body).toBe(b!.body);
+    expect(a!.coding).toBe('br');
+    expect(gz!.coding).toBe('gzip');
+    expect(zlib.brotliDecompressSync(a!.body)).toEqual(Buffer.from(snapshot));
+    expect(hocuspocus.documents.has('w')).toBe(false); // nothing loaded to answer
+    expect(opening.stats.stateStored).toBe(2);
+    // Once sent, the document loads (empty: this Hocuspocus stores nothing) and answers from then on.
+    a!.sent!();
+    await waitFor(() => hocuspocus.documents.has('w'), { message: 'loaded after it was sent' });
+    const after = (await opening.stateFor('w', br))!;
+    expect(after.sent).toBeUndefined();
+    expect(reads).toBe(2);
+  });
+
   it('is compressed with the best coding the browser accepts, once per kept state; small ones and refusals go as they are', async () => {
     const { reads, write, lines } = setUp();
     await write('w', 300, 'a');
