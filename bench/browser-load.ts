@@ -4,8 +4,8 @@
  * output entry; every fifth cell markdown): time from navigation start until the first cell is
  * visible (the first screen's text counts: a person can read it), until the first editable editor
  * is mounted (interactive; a keystroke into it is then checked, untimed), until the document
- * is synced from the server, and until both (a key typed then reaches the other people). Cold (fresh browser context, empty IndexedDB) and warm (reload,
- * IndexedDB filled).
+ * is synced from the server, and until both (a key typed then reaches the other people). Cold
+ * (fresh browser context, empty IndexedDB) and warm (reload, IndexedDB filled).
  *
  * Side by side in one run, alternating (speed issue, gap 3): `fast` is Plexus as shipped (index.html
  * asks for the workspace and its first screen before the bundle loads, the notebook shows the

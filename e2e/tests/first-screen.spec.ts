@@ -6,8 +6,25 @@
  * socket then carries the edits. Here the collaboration socket and the document request are held
  * (Playwright routes that do not reach the server) and released one after the other.
  */
-import type { Route, WebSocketRoute } from '@playwright/test';
+import type { Page, Route, WebSocketRoute } from '@playwright/test';
 import { ALICE, VICTOR, codeContent, expect, openWorkspace, test, waitLive } from '../support/plexus.ts';
+
+/**
+ * From the next navigation on, the page records when it sends anything over any socket (in the
+ * page, so nothing is in flight when read); `socketSends` reads those times.
+ */
+async function recordSocketSends(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const sent: number[] = [];
+    (window as unknown as { __socketSends: number[] }).__socketSends = sent;
+    const native = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (this: WebSocket, data: Parameters<WebSocket['send']>[0]) {
+      sent.push(performance.now());
+      return native.call(this, data);
+    };
+  });
+}
+const socketSends = (page: Page): Promise<number[]> => page.evaluate(() => (window as unknown as { __socketSends: number[] }).__socketSends);
 
 test('first cells at once, as text; the notebook editable from the fetched document; the socket carries the edit', async ({ plexus, actor }) => {
   // 200 more cells of 20 lines: the document (~100 KB) outweighs presence messages on the socket.
@@ -83,16 +100,7 @@ test('the socket opens at once but sends nothing until the fetched document is a
       ws.send(m);
     });
   });
-  // What the page sends over any socket (counted in the page, so nothing is in flight when read).
-  await alice.page.addInitScript(() => {
-    const sent: number[] = [];
-    (window as unknown as { __socketSends: number[] }).__socketSends = sent;
-    const native = WebSocket.prototype.send;
-    WebSocket.prototype.send = function (this: WebSocket, data: Parameters<WebSocket['send']>[0]) {
-      sent.push(performance.now());
-      return native.call(this, data);
-    };
-  });
+  await recordSocketSends(alice.page);
   const stateRequests: Route[] = [];
   await alice.page.route(/\/api\/workspaces\/[^/]+\/state$/, (route) => void stateRequests.push(route));
   await alice.page.goto(`${plexus.url}/w/${workspace.id}?token=${encodeURIComponent(plexus.ownerToken)}`);
@@ -101,7 +109,7 @@ test('the socket opens at once but sends nothing until the fetched document is a
   // The document is held: the socket opens meanwhile (its handshake does not wait) ...
   await alice.page.waitForFunction(() => (globalThis as any).__plexus?.provider.configuration.websocketProvider.status === 'connected');
   // ... and, a task later (a token would have left in the open event's own microtasks), has said nothing: no token, no sync.
-  expect(await alice.page.evaluate(() => (window as unknown as { __socketSends: number[] }).__socketSends.length)).toBe(0);
+  expect(await socketSends(alice.page)).toHaveLength(0);
   const response = stateRequests[0]!.request().response();
   await stateRequests[0]!.continue();
   const stateBytes = (await (await response)!.body()).byteLength;
@@ -146,22 +154,15 @@ test('a browser that keeps a synced copy does not fetch the whole document again
   // Synced once: IndexedDB holds the document, and the next visit shows it from there.
   // The socket may open at once, but says nothing (no token, no sync) until that copy is loaded:
   // its sync is then what changed, not everything.
-  await alice.page.addInitScript(() => {
-    const sends: number[] = [];
-    (window as unknown as { __socketSendsAt: number[] }).__socketSendsAt = sends;
-    const native = WebSocket.prototype.send;
-    WebSocket.prototype.send = function (this: WebSocket, data: Parameters<WebSocket['send']>[0]) {
-      sends.push(performance.now());
-      return native.call(this, data);
-    };
-  });
+  await recordSocketSends(alice.page);
   await alice.page.reload();
   await waitLive(alice.page);
   await expect(alice.page.getByTestId('cell')).toHaveCount(1);
   expect(states).toHaveLength(1);
-  const order = await alice.page.evaluate(() => ({ copy: performance.getEntriesByName('plexus:idb-synced')[0]?.startTime ?? NaN, sends: (window as unknown as { __socketSendsAt: number[] }).__socketSendsAt }));
-  expect(order.sends.length).toBeGreaterThan(0);
-  expect(order.copy).toBeLessThanOrEqual(order.sends[0]!);
+  const copy = await alice.page.evaluate(() => performance.getEntriesByName('plexus:idb-synced')[0]?.startTime ?? NaN);
+  const sends = await socketSends(alice.page);
+  expect(sends.length).toBeGreaterThan(0);
+  expect(copy).toBeLessThanOrEqual(sends[0]!);
 });
 
 test('the fetched document is kept in this browser as it came: the next visit shows it with the socket held', async ({ plexus, actor }) => {
