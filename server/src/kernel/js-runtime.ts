@@ -59,6 +59,8 @@ export interface RunOutcome {
   cancelled?: boolean;
   /** SQL cells: the result is also a temporary table. */
   table?: boolean;
+  /** SQL cells: the rows were also given to the JavaScript runtime (only when a cell reads them as a value). */
+  value?: boolean;
 }
 
 /** Hard deadline slack after the run message (delivery and compilation come first). */

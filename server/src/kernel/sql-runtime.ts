@@ -15,6 +15,8 @@ export interface SqlRuntimeOptions {
   memoryMb: number;
   /** DuckDB's threads (default 2). */
   threads?: number;
+  /** Read results a chunk per call into DuckDB, as its reader does (benchmarks' baseline: PLEXUS_SQL_CHUNK_HOPS=1). */
+  chunkHops?: boolean;
   timeoutMs: number;
   maxFrameBytes: number;
   /** Uploaded tables: SQL name and stored file. */
@@ -74,7 +76,7 @@ export class SqlRuntime {
         limits: { addressSpace: (2048 + 3 * this.opts.memoryMb) * 1024 * 1024, cpuSeconds: 24 * 3600, processes: 256, openFiles: 512, fileSize: 0 },
         nodeArgs: ['--no-warnings', path.join(RUNNER_DIR, 'sql-worker.mjs')],
       },
-      init: { type: 'init', tables: this.opts.tables, memoryMb: this.opts.memoryMb, threads: this.opts.threads ?? 2 },
+      init: { type: 'init', tables: this.opts.tables, memoryMb: this.opts.memoryMb, threads: this.opts.threads ?? 2, chunkHops: this.opts.chunkHops === true },
       onMessage: (m) => this.onMessage(m),
       describeExit: (exit) => exit.killedFor ?? (exit.signal ? `the SQL engine was killed by ${exit.signal}` : `the SQL engine exited (code ${exit.code})`),
     });

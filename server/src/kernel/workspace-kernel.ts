@@ -36,6 +36,8 @@ export interface KernelLimits {
   sqlMemoryMb: number;
   /** DuckDB's worker threads per workspace (default 2). */
   sqlThreads?: number;
+  /** Read SQL results a chunk per call into DuckDB (sql-runtime.ts, chunkHops; benchmarks' baseline). */
+  sqlChunkHops?: boolean;
   /** Rows of an SQL result handed to JavaScript cells as its value. */
   sqlRowsToJs: number;
   maxFrameBytes: number;
@@ -93,6 +95,8 @@ interface Live {
   kind: 'code' | 'sql';
   /** SQL cells: whether its result is also a temporary table (only when an SQL cell reads it). */
   table?: boolean;
+  /** SQL cells: whether its rows are also a JavaScript value (only when a cell reads them as one). */
+  value?: boolean;
 }
 
 /** A cell's source (`src`), what its run records (`run`: SQL cells with their name) and that's hash. */
@@ -184,7 +188,7 @@ export class WorkspaceKernel {
     this.js.onAheadDropped = (runIds) => this.aheadDropped(runIds);
     this.tablesKey = this.tablesSignature();
     this.sql = this.engines.sql({
-      cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, threads: limits.sqlThreads, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,
+      cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, threads: limits.sqlThreads, chunkHops: limits.sqlChunkHops, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,
       tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
     });
     this.sql.onAheadDropped = (cellIds) => this.sqlAheadDropped(cellIds);
@@ -484,9 +488,12 @@ export class WorkspaceKernel {
     for (const a of ancestors(g, want)) {
       if (want.has(a) || g.errors.has(a)) continue;
       const live = this.live.get(a);
-      // An SQL result kept only as a value must become a table when an SQL cell now reads it.
-      const needsTable = live?.kind === 'sql' && !live.table && [...g.downstream.get(a)!].some((d) => want.has(d) && getCell(this.doc, d)?.kind === 'sql');
-      if (live && !needsTable) continue;
+      // An SQL result kept only as a value must become a table when an SQL cell now reads it, and
+      // one kept only as a table a value when a cell now reads it as one.
+      const readers = live?.kind === 'sql' ? [...g.downstream.get(a)!].filter((d) => want.has(d)) : [];
+      const needsTable = !live?.table && readers.some((d) => getCell(this.doc, d)?.kind === 'sql');
+      const needsValue = !live?.value && readers.some((d) => this.readsAsValue(d, live!.defs));
+      if (live && !needsTable && !needsValue) continue;
       if (this.running?.item.cellId === a && !this.running.cancelled) continue;
       inputs.add(a);
     }
@@ -786,7 +793,7 @@ export class WorkspaceKernel {
         if (prev) this.live.delete(cell.id);
         return 'ok';
       }
-      this.live.set(cell.id, { defs: outcome.defines, runId: item.runId, kind, table: outcome.table });
+      this.live.set(cell.id, { defs: outcome.defines, runId: item.runId, kind, table: outcome.table, value: outcome.value });
       const dropped = (prev?.defs ?? []).filter((d) => !outcome.defines.includes(d));
       if (dropped.length) {
         this.forget({ defs: dropped, runId: prev!.runId, kind: prev!.kind });
@@ -822,8 +829,21 @@ export class WorkspaceKernel {
     const rows = res.rows;
     const table: CellOutput = { type: 'table', columns: res.columns, rows: rows.slice(0, TABLE_PREVIEW_ROWS).map(jsonRow), totalRows: res.totalRows };
     const full = rows.length > TABLE_PREVIEW_ROWS ? { columns: res.columns, rows: rows.map(jsonRow), totalRows: res.totalRows } : undefined;
-    if (name) this.js.set(name, rows);
-    return { ok: true, defines: name ? [name] : [], outputs: [table], full, table: res.materialized };
+    // The rows become a JavaScript value only if a cell reads them as one now (a copy to the
+    // runner per cell otherwise: a chain of SQL cells would send every result there). A reader
+    // that comes later runs this cell again (enqueue, needsValue).
+    const value = !!name && [...this.graph().downstream.get(cell.id)!].some((d) => this.readsAsValue(d, [name]));
+    if (value) this.js.set(name!, rows);
+    else if (name && this.live.get(cell.id)?.value) this.js.delete([name]); // no stale value left behind
+    return { ok: true, defines: name ? [name] : [], outputs: [table], full, table: res.materialized, value };
+  }
+
+  /** Whether cell `id` reads one of `names` as a JavaScript value (a code cell, or an SQL cell's `$param`). */
+  private readsAsValue(id: string, names: string[]): boolean {
+    const c = getCell(this.doc, id);
+    if (!c) return false;
+    if (c.kind === 'sql') return !!this.analysis(c).params?.some((p) => names.includes(p));
+    return isRunnableCell(c);
   }
 
   /**
@@ -852,7 +872,7 @@ export class WorkspaceKernel {
     void old.dispose();
     this.tablesKey = this.tablesSignature();
     this.sql = this.engines.sql({
-      cwd: `${this.opts.dir}/scratch`, uid: this.opts.uid, memoryMb: this.opts.limits.sqlMemoryMb, threads: this.opts.limits.sqlThreads, timeoutMs: this.opts.limits.timeoutMs,
+      cwd: `${this.opts.dir}/scratch`, uid: this.opts.uid, memoryMb: this.opts.limits.sqlMemoryMb, threads: this.opts.limits.sqlThreads, chunkHops: this.opts.limits.sqlChunkHops, timeoutMs: this.opts.limits.timeoutMs,
       maxFrameBytes: this.opts.limits.maxFrameBytes,
       tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
     });

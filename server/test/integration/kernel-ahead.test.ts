@@ -126,8 +126,9 @@ describe('cells sent to the runner ahead', () => {
   });
 });
 
-function sqlRuntime(): { rt: SqlRuntime; dropped: string[][] } {
-  const rt = new SqlRuntime({ cwd: tmpDir(), memoryMb: 256, timeoutMs: 20_000, maxFrameBytes: 1 << 20, tables: [] });
+/** `chunkHops`: results read a chunk per call into DuckDB (the benchmarks' baseline) instead of within the query's call. */
+function sqlRuntime(chunkHops = false): { rt: SqlRuntime; dropped: string[][] } {
+  const rt = new SqlRuntime({ cwd: tmpDir(), memoryMb: 256, timeoutMs: 20_000, maxFrameBytes: 1 << 20, tables: [], chunkHops });
   runtimes.push(rt);
   const dropped: string[][] = [];
   rt.onAheadDropped = (tags) => void dropped.push(tags);
@@ -189,17 +190,22 @@ describe('SQL cells sent to the worker ahead', () => {
 
   it('a named result created and read back in one call: row counts around the preview limit, types, statements that are not queries', async () => {
     const { rt } = sqlRuntime();
+    const { rt: hops } = sqlRuntime(true);
     const counted = async (q: SqlQuery) => {
       const o = await rt.query(q);
       if (!o.ok) throw new Error(o.error.message);
+      // Read within the query's call, the result is the one DuckDB's own reader gets chunk by chunk.
+      expect(o).toEqual(await hops.query(q));
       return { shown: o.rows.length, total: o.totalRows, materialized: o.materialized, columns: o.columns };
     };
     // The preview holds at most maxRows (100); the count is the table's, below, at and above it,
-    // and past one DuckDB chunk (2,048 rows), with and without parameters.
+    // and past one DuckDB chunk (2,048 rows), with and without parameters, kept as a table or not.
     for (const n of [0, 1, 99, 100, 101, 2048, 2049, 250_000]) {
       expect(await counted(sql(`select range as i from range(${n})`, `r${n}`))).toMatchObject({ shown: Math.min(n, 100), total: n, materialized: true });
       expect(await counted({ ...sql('select range as i from range($n)', `p${n}`), params: { n } })).toMatchObject({ shown: Math.min(n, 100), total: n, materialized: true });
+      expect(await counted(sql(`select range as i, 'x' || range as s from range(${n})`, `v${n}`, false))).toMatchObject({ shown: Math.min(n, 100), materialized: false });
     }
+    expect((await counted(sql("select date '2026-12-05' as d, 9007199254740993::bigint as big, [1, 2] as l, {'k': 1} as s, 'x''y' as q", 'kinds'))).columns.map((c) => c.type)).toEqual(['DATE', 'BIGINT', 'INTEGER[]', 'STRUCT("k" INTEGER)', 'VARCHAR']);
     expect((await counted(sql("select 1::integer as a, 'x' as b, 2.5::double as c", 'typed'))).columns).toEqual([
       { name: 'a', type: 'INTEGER' }, { name: 'b', type: 'VARCHAR' }, { name: 'c', type: 'DOUBLE' },
     ]);

@@ -131,6 +131,30 @@ describe('kernel peer', () => {
     expect(readCellRun(a.doc, q)!.exec!.count).toBeGreaterThan(count); // re-run to materialise it
   });
 
+
+  it('an SQL result kept only as a table becomes a value when a cell starts reading it as one (a JavaScript cell, an SQL $param)', async () => {
+    const ws = await newWorkspace(ctx.server);
+    const a = await client(ctx.server, ws, ctx.clients);
+    const q = addCell(a.doc, 'sql', 'SELECT 20 AS n', 'q');
+    const t = addCell(a.doc, 'sql', 'SELECT n + 1 AS n FROM q', 't');
+    requestRun(a.doc, q, alice, aliceOrigin);
+    await waitRun(a.doc, t, (r) => r.state === 'done');
+    // Nothing read t as a value: it was not copied to the JavaScript runner, so a reader runs it again.
+    const tRun = readCellRun(a.doc, t)!.exec!.runId;
+    const js = addCell(a.doc, 'code', 't[0].n * 2');
+    requestRun(a.doc, js, alice, aliceOrigin);
+    expect(shown(await waitRun(a.doc, js, (r) => r.state === 'done' || r.state === 'error'))).toBe('42');
+    expect(readCellRun(a.doc, t)!.exec).toMatchObject({ trigger: 'inputs' }); // run again to give its value
+    expect(readCellRun(a.doc, t)!.exec!.runId).not.toBe(tRun);
+    // An SQL cell reading q's rows as a parameter: q runs again to give them.
+    const qRun = readCellRun(a.doc, q)!.exec!.runId;
+    const param = addCell(a.doc, 'sql', 'SELECT len($q) AS k', 'p');
+    requestRun(a.doc, param, alice, aliceOrigin);
+    const p = await waitRun(a.doc, param, (r) => r.state === 'done' || r.state === 'error');
+    expect(readCellRun(a.doc, q)!.exec).toMatchObject({ trigger: 'inputs' });
+    expect(readCellRun(a.doc, q)!.exec!.runId).not.toBe(qRun);
+    expect(shown(p)).toMatch(/\$q must be a number, string, boolean, date or an array of these/); // its rows arrived
+  });
   it('run all, run stale, interrupt and restart', async () => {
     const ws = await newWorkspace(ctx.server);
     const a = await client(ctx.server, ws, ctx.clients);

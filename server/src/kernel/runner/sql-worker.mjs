@@ -8,10 +8,12 @@
  * tables other SQL cells can read. Answers the supervisor over frames on stdin/stdout.
  * Effects: DuckDB; reads stdin, writes stdout.
  */
-import { DuckDBInstance, StatementType, listValue } from '@duckdb/node-api';
+import { DuckDBInstance, DuckDBResultReader, StatementType, listValue } from '@duckdb/node-api';
 import { encodeFrame, frameReader } from './wire.mjs';
 
 let conn = null;
+/** Read results a chunk per call into DuckDB, as its reader does (benchmarks' baseline). */
+let chunkHops = false;
 const write = (msg) => process.stdout.write(encodeFrame(msg));
 const q = (s) => `"${String(s).replace(/"/g, '""')}"`;
 const lit = (s) => `'${String(s).replace(/'/g, "''")}'`;
@@ -63,7 +65,33 @@ function jsValue(v) {
   return v;
 }
 
+/**
+ * Runs `text` (no parameters) and reads up to `rows` rows of its last statement's result. DuckDB
+ * hands the whole result over in the call (materialised), so its chunks are read here without
+ * going back to its thread pool once per chunk and once more to learn there is none left: one
+ * hop per query instead of three (a chain of small cells is mostly hops).
+ */
+async function readUntil(text, rows) {
+  return readerOf(await conn.run(text), rows);
+}
+
+/** A reader over `result` (materialised: DuckDBConnection.run and DuckDBPreparedStatement.run) with `rows` read. */
+async function readerOf(result, rows) {
+  if (chunkHops) {
+    const reader = new DuckDBResultReader(result);
+    await reader.readUntil(rows);
+    return reader;
+  }
+  let next = 0;
+  const count = result.chunkCount;
+  result.fetchChunk = async () => (next < count ? result.getChunk(next++) : null);
+  const reader = new DuckDBResultReader(result);
+  await reader.readUntil(rows);
+  return reader;
+}
+
 async function init(msg) {
+  chunkHops = msg.chunkHops === true;
   const inst = await DuckDBInstance.create(':memory:', {
     threads: String(msg.threads ?? 2),
     max_memory: `${msg.memoryMb ?? 512}MB`,
@@ -100,10 +128,10 @@ async function query(msg) {
     if (!statements.length) throw new Error('the cell has no SQL statement');
     const values = {};
     for (const [k, v] of Object.entries(params ?? {})) values[k] = bindValue(k, v);
-    // Statements without parameters skip the separate prepare step (one round trip less).
-    const direct = (text) => ({ run: () => conn.run(text), runAndReadAll: () => conn.runAndReadAll(text), runAndReadUntil: (n) => conn.runAndReadUntil(text, n) });
+    // Statements without parameters skip the separate prepare step (one round trip less). Either
+    // way a statement's result comes whole (materialised): read(n) reads it without more hops.
     const bindFor = async (text) => {
-      if (!text.includes('$')) return direct(text);
+      if (!text.includes('$')) return { run: () => conn.run(text), read: (n) => readUntil(text, n) };
       const prepared = await conn.prepare(text);
       const wanted = {};
       for (let i = 1; i <= prepared.parameterCount; i++) {
@@ -112,7 +140,7 @@ async function query(msg) {
         wanted[p] = values[p];
       }
       if (prepared.parameterCount) prepared.bind(wanted);
-      return prepared;
+      return { run: () => prepared.run(), read: async (n) => readerOf(await prepared.run(), n) };
     };
     for (const s of statements.slice(0, -1)) await (await bindFor(s)).run();
     const last = statements[statements.length - 1];
@@ -126,14 +154,14 @@ async function query(msg) {
       const readBack = `SELECT * FROM temp.${q(name)}`;
       try {
         if (!last.includes('$')) {
-          // Without parameters, creating the table and reading it back are one call into DuckDB
-          // (each call is a hop to its thread pool and back: a chain of small cells is mostly hops).
-          reader = await conn.runAndReadUntil(`${create};\n${readBack}`, maxRows + 1);
+          // Without parameters, creating the table and reading it back are one call into DuckDB.
+          reader = await readUntil(`${create};\n${readBack}`, maxRows + 1);
           total = reader.done ? reader.currentRowCount : null;
         } else {
-          const created = await (await bindFor(create)).runAndReadAll();
+          // CREATE TABLE AS answers with the number of rows it stored.
+          const created = await (await bindFor(create)).read(1);
           total = Number(created.getRowsJS()[0]?.[0] ?? 0);
-          reader = await conn.runAndReadUntil(readBack, maxRows);
+          reader = await readUntil(readBack, maxRows);
         }
         materialized = true;
       } catch (e) {
@@ -141,10 +169,10 @@ async function query(msg) {
         if (!prepared || prepared.statementType === StatementType.SELECT) throw e;
       }
       // More rows than were read: the count is the table's (cheap: it is materialised).
-      if (materialized && total === null) total = Number((await conn.runAndReadAll(`SELECT count(*) FROM temp.${q(name)}`)).getRowsJS()[0]?.[0] ?? 0);
+      if (materialized && total === null) total = Number((await readUntil(`SELECT count(*) FROM temp.${q(name)}`, 1)).getRowsJS()[0]?.[0] ?? 0);
     }
     if (!reader) {
-      reader = await (await bindFor(last)).runAndReadUntil(maxRows + 1);
+      reader = await (await bindFor(last)).read(maxRows + 1);
       total = reader.currentRowCount;
     }
     const columns = reader.columnNames().map((n, i) => ({ name: n, type: reader.columnTypes()[i].toString() }));
