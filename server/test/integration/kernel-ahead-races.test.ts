@@ -164,4 +164,32 @@ describe('interrupting a batch cell that does not end', () => {
     const next = await rt.run(cell('const z = 1; z'), noStream);
     expect(next.fatal ?? '').not.toMatch(/timed out/);
   }, 30_000);
+
+  it('results a batch holds back to send together go out before anything else it writes: a cell before the stuck one is answered', async () => {
+    const rt = new JsRuntime({ cwd: tmpDir(), memoryMb: 256, timeoutMs: 1500, maxFrameBytes: 1 << 20 });
+    runtimes.push(rt);
+    await rt.start();
+    expect((await rt.run(cell("const p = { get x() { console.log('stuck'); while (true) {} } };"), noStream)).ok).toBe(true);
+    const a = cell('const a = 1;');
+    const q = cell('const q = p.x;', ['p']);
+    const seen: string[] = [];
+    let stuck!: () => void;
+    const inQ = new Promise<void>((res) => (stuck = res));
+    const orig = (rt as any).onMessage.bind(rt);
+    (rt as any).onMessage = (m: Record<string, unknown>) => {
+      orig(m);
+      const who = String(m.runId).startsWith(a.runId) ? 'a' : String(m.runId).startsWith(q.runId) ? 'q' : '?';
+      seen.push(`${m.type} ${who}`);
+      if (m.type === 'stream' && who === 'q') stuck();
+    };
+    // a and q run in one slice: a's result is held when q's getter writes its line, then q spins.
+    rt.runAhead([a, q]);
+    expect((await rt.run(a, noStream)).ok).toBe(true);
+    const waiting = rt.run(q, noStream);
+    await inQ;
+    expect(seen.indexOf('done a')).toBeGreaterThanOrEqual(0);
+    expect(seen.indexOf('done a')).toBeLessThan(seen.indexOf('stream q'));
+    rt.interrupt({ cpuGraceMs: 500, graceMs: 500 });
+    expect((await waiting).ok).toBe(false);
+  }, 30_000);
 });

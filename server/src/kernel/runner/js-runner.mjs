@@ -23,7 +23,25 @@ const enqueue = (fn) => (runs = runs.then(fn, fn));
 const offBatches = new Map();
 let interruptFor = null; // a run interrupted before it started
 let cancelledFor = null; // a run cancelled (superseded) before it started
-const write = (msg) => process.stdout.write(encodeFrame(msg));
+/**
+ * Results of batch cells held back to go out together (runBatch): one write, and one read by the
+ * supervisor, per slice of cells instead of per cell (each is a system call into a pipe that wakes
+ * the supervisor). Anything else written meanwhile first sends what is held, so order is kept.
+ */
+let held = null;
+function release() {
+  if (!held?.length) return;
+  process.stdout.write(held.length === 1 ? held[0] : Buffer.concat(held));
+  held.length = 0;
+}
+const write = (msg) => {
+  release();
+  process.stdout.write(encodeFrame(msg));
+};
+/** A run's result: held while a batch runs a slice, written at once otherwise. */
+const writeResult = (msg) => (held ? held.push(encodeFrame(msg)) : write(msg));
+/** A batch reads its messages (a cancel) between slices of at most about this long. */
+const BATCH_SLICE_MS = 2;
 
 let streamed = 0;
 const STREAM_LIMIT = 256 * 1024;
@@ -209,11 +227,11 @@ async function run(msg) {
     if (me.cancelled) return false;
     for (const [k, v] of Object.entries(res.defs)) values.set(k, v);
     const shown = display(value);
-    write({ type: 'done', runId, defines: Object.keys(res.defs), outputs: shown.outputs, full: shown.full, ms: performance.now() - started });
+    writeResult({ type: 'done', runId, defines: Object.keys(res.defs), outputs: shown.outputs, full: shown.full, ms: performance.now() - started });
     return true;
   } catch (e) {
     if (me.cancelled) return false;
-    write({ type: 'error', runId, error: cellError(e, filename, shifts), ms: performance.now() - started });
+    writeResult({ type: 'error', runId, error: cellError(e, filename, shifts), ms: performance.now() - started });
     return false;
   } finally {
     if (current === me) current = null;
@@ -224,13 +242,24 @@ async function run(msg) {
  * Cells the kernel sent ahead (consecutive cells that neither loop nor call anything, in the order
  * it will ask for their results): each runs and reports as if sent alone, with no round trip in
  * between. The batch stops at the first cell that fails, and when the kernel cancels it (it took a
- * different turn: a newer source, another run first); it checks for that between cells.
+ * different turn: a newer source, another run first); it reads its messages for that between slices
+ * of cells of about BATCH_SLICE_MS, and sends each slice's results in one write.
  */
 async function runBatch(msg) {
-  for (const [i, r] of msg.runs.entries()) {
-    if (offBatches.has(msg.batchId) && i >= offBatches.get(msg.batchId)) return;
-    if (!(await run({ ...r, timeoutMs: msg.timeoutMs, watchdog: false, quiet: true }))) return;
-    await new Promise((resolve) => setImmediate(resolve));
+  held = [];
+  let slice = performance.now();
+  try {
+    for (const [i, r] of msg.runs.entries()) {
+      if (offBatches.has(msg.batchId) && i >= offBatches.get(msg.batchId)) return;
+      if (!(await run({ ...r, timeoutMs: msg.timeoutMs, watchdog: false, quiet: true }))) return;
+      if (performance.now() - slice < BATCH_SLICE_MS) continue;
+      release();
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
+  } finally {
+    release();
+    held = null;
   }
 }
 
