@@ -77,14 +77,11 @@ async function readUntil(text, rows) {
 
 /** A reader over `result` (materialised: DuckDBConnection.run and DuckDBPreparedStatement.run) with `rows` read. */
 async function readerOf(result, rows) {
-  if (chunkHops) {
-    const reader = new DuckDBResultReader(result);
-    await reader.readUntil(rows);
-    return reader;
+  if (!chunkHops) {
+    let next = 0;
+    const count = result.chunkCount;
+    result.fetchChunk = async () => (next < count ? result.getChunk(next++) : null);
   }
-  let next = 0;
-  const count = result.chunkCount;
-  result.fetchChunk = async () => (next < count ? result.getChunk(next++) : null);
   const reader = new DuckDBResultReader(result);
   await reader.readUntil(rows);
   return reader;
