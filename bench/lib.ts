@@ -149,8 +149,9 @@ export interface SpawnOptions {
  * (PLEXUS_KERNEL_IN_PLACE=0); `plexus-no-ahead`: chains of trivial cells one runner round trip per
  * cell, as before they went as one batch (PLEXUS_KERNEL_AHEAD=0); `plexus-sql-1`: DuckDB on one thread
  * (PLEXUS_SQL_THREADS=1); `plexus-sql-hops`: SQL results read a chunk per call into DuckDB, as
- * before they were read within the query's call (PLEXUS_SQL_CHUNK_HOPS=1); `plexus-map-runs`: a fast cell's run written as a map of its keys and
- * outputs, as before it was one plain value (PLEXUS_KERNEL_PLAIN_RUNS=0); `bare`: a bare Hocuspocus;
+ * before they were read within the query's call (PLEXUS_SQL_CHUNK_HOPS=1); `plexus-map-runs`: a
+ * fast cell's run written as a map of its keys and outputs, as before it was one plain value
+ * (PLEXUS_KERNEL_PLAIN_RUNS=0); `bare`: a bare Hocuspocus;
  * `hocuspocus-sqlite`: Hocuspocus with its own SQLite persistence at its default store debounce;
  * `hocuspocus-sqlite-sync`: the same storing on every change; `static`: a plain file server of env
  * STATIC_ROOT.

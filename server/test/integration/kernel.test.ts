@@ -131,7 +131,6 @@ describe('kernel peer', () => {
     expect(readCellRun(a.doc, q)!.exec!.count).toBeGreaterThan(count); // re-run to materialise it
   });
 
-
   it('an SQL result kept only as a table becomes a value when a cell starts reading it as one (a JavaScript cell, an SQL $param)', async () => {
     const ws = await newWorkspace(ctx.server);
     const a = await client(ctx.server, ws, ctx.clients);
@@ -155,6 +154,7 @@ describe('kernel peer', () => {
     expect(readCellRun(a.doc, q)!.exec!.runId).not.toBe(qRun);
     expect(shown(p)).toMatch(/\$q must be a number, string, boolean, date or an array of these/); // its rows arrived
   });
+
   it('run all, run stale, interrupt and restart', async () => {
     const ws = await newWorkspace(ctx.server);
     const a = await client(ctx.server, ws, ctx.clients);
