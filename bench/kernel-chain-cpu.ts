@@ -5,7 +5,7 @@
  * R rounds. Prints wall time per chain (p50, p95) and CPU time of this process (the kernel's
  * thread: scheduling, graph, compile, document writes) and of the runtime children per cell —
  * CPU time, not wall time, so the figures mean something on a busy machine too.
- * Run: node --import tsx bench/kernel-chain-cpu.ts [--cells=100] [--rounds=10] [--kind=js|sql] [--sql-threads=2] [--plain-runs=1|0]
+ * Run: node --import tsx bench/kernel-chain-cpu.ts [--cells=100] [--rounds=10] [--kind=js|sql] [--sql-threads=2] [--sql-adaptive=1|0] [--plain-runs=1|0]
  */
 import fs from 'node:fs';
 import * as Y from 'yjs';
@@ -21,6 +21,7 @@ const kind = arg('kind', 'js') as 'js' | 'sql';
 const ahead = arg('ahead', '1') !== '0';
 const sqlThreads = Number(arg('sql-threads', '2'));
 const plainRuns = arg('plain-runs', '1') !== '0';
+const sqlAdaptive = arg('sql-adaptive', '1') !== '0';
 const origin = userOrigin('bench', 'Bench');
 const who = { id: 'bench', name: 'Bench' };
 
@@ -46,7 +47,7 @@ const kernel = new WorkspaceKernel({
   workspaceId: 'w_bench', doc, dir, tablesDir: `${dir}/tables`, log: createLogger('silent'),
   runAhead: ahead,
   plainRuns,
-  limits: { timeoutMs: 30_000, memoryMb: 512, sqlMemoryMb: 512, sqlThreads, sqlRowsToJs: 10_000, maxFrameBytes: 64 << 20 },
+  limits: { timeoutMs: 30_000, memoryMb: 512, sqlMemoryMb: 512, sqlThreads, sqlAdaptiveThreads: sqlAdaptive, sqlRowsToJs: 10_000, maxFrameBytes: 64 << 20 },
 });
 kernel.begin();
 const ids: string[] = [];
@@ -86,7 +87,7 @@ for (let r = 0; r <= rounds; r++) {
 }
 const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
 const ms = (x: number) => x.toFixed(1);
-console.log(`kernel chain, ${kind}, ${cells} cells, ${ahead ? 'trivial cells sent ahead' : 'one round trip per cell'}, ${rounds} rounds, DuckDB threads ${sqlThreads}, ${plainRuns ? 'plain runs' : 'runs as maps'}, load ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(`kernel chain, ${kind}, ${cells} cells, ${ahead ? 'trivial cells sent ahead' : 'one round trip per cell'}, ${rounds} rounds, DuckDB threads ${sqlThreads}${sqlAdaptive ? ' (small queries on one)' : ' (every query)'}, ${plainRuns ? 'plain runs' : 'runs as maps'}, load ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
 console.log(`  wall per chain   p50 ${ms(q(walls, 0.5))} ms   p95 ${ms(q(walls, 0.95))} ms   per cell p50 ${(q(walls, 0.5) / cells).toFixed(3)} ms`);
 console.log(`  kernel CPU/chain p50 ${ms(q(selfCpu, 0.5))} ms   per cell ${(q(selfCpu, 0.5) / cells).toFixed(3)} ms`);
 console.log(`  runtime CPU/chain p50 ${ms(q(childCpu, 0.5))} ms   per cell ${(q(childCpu, 0.5) / cells).toFixed(3)} ms`);

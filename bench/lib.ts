@@ -149,16 +149,18 @@ export interface SpawnOptions {
  * (PLEXUS_KERNEL_IN_PLACE=0); `plexus-no-ahead`: chains of trivial cells one runner round trip per
  * cell, as before they went as one batch (PLEXUS_KERNEL_AHEAD=0); `plexus-sql-1`: DuckDB on one thread
  * (PLEXUS_SQL_THREADS=1); `plexus-sql-hops`: SQL results read a chunk per call into DuckDB, as
- * before they were read within the query's call (PLEXUS_SQL_CHUNK_HOPS=1); `plexus-map-runs`: a
+ * before they were read within the query's call (PLEXUS_SQL_CHUNK_HOPS=1); `plexus-sql-all-threads`:
+ * every SQL query on all of DuckDB's threads, as before small ones ran on one
+ * (PLEXUS_SQL_ADAPTIVE_THREADS=0); `plexus-map-runs`: a
  * fast cell's run written as a map of its keys and outputs, as before it was one plain value
  * (PLEXUS_KERNEL_PLAIN_RUNS=0); `bare`: a bare Hocuspocus;
  * `hocuspocus-sqlite`: Hocuspocus with its own SQLite persistence at its default store debounce;
  * `hocuspocus-sqlite-sync`: the same storing on every change; `static`: a plain file server of env
  * STATIC_ROOT.
  */
-export type ServerKind = 'plexus' | 'plexus-shadow' | 'plexus-kernel-socket' | 'plexus-no-ahead' | 'plexus-sql-1' | 'plexus-sql-hops' | 'plexus-map-runs' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
+export type ServerKind = 'plexus' | 'plexus-shadow' | 'plexus-kernel-socket' | 'plexus-no-ahead' | 'plexus-sql-1' | 'plexus-sql-hops' | 'plexus-sql-all-threads' | 'plexus-map-runs' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
 /** Kinds that are Plexus servers (workspaces made through its API, a data directory). */
-export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow' || k === 'plexus-kernel-socket' || k === 'plexus-no-ahead' || k === 'plexus-sql-1' || k === 'plexus-sql-hops' || k === 'plexus-map-runs';
+export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow' || k === 'plexus-kernel-socket' || k === 'plexus-no-ahead' || k === 'plexus-sql-1' || k === 'plexus-sql-hops' || k === 'plexus-sql-all-threads' || k === 'plexus-map-runs';
 const ENTRIES: Record<ServerKind, string> = {
   plexus: path.join(repoRoot, 'server/src/main.ts'),
   'plexus-shadow': path.join(repoRoot, 'server/src/main.ts'),
@@ -166,6 +168,7 @@ const ENTRIES: Record<ServerKind, string> = {
   'plexus-no-ahead': path.join(repoRoot, 'server/src/main.ts'),
   'plexus-sql-1': path.join(repoRoot, 'server/src/main.ts'),
   'plexus-sql-hops': path.join(repoRoot, 'server/src/main.ts'),
+  'plexus-sql-all-threads': path.join(repoRoot, 'server/src/main.ts'),
   'plexus-map-runs': path.join(repoRoot, 'server/src/main.ts'),
   bare: path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite': path.join(here, 'bare-hocuspocus.ts'),
@@ -179,6 +182,7 @@ const KIND_ENV: Partial<Record<ServerKind, () => Record<string, string>>> = {
   'plexus-no-ahead': () => ({ PLEXUS_KERNEL_AHEAD: '0' }),
   'plexus-sql-1': () => ({ PLEXUS_SQL_THREADS: '1' }),
   'plexus-sql-hops': () => ({ PLEXUS_SQL_CHUNK_HOPS: '1' }),
+  'plexus-sql-all-threads': () => ({ PLEXUS_SQL_ADAPTIVE_THREADS: '0' }),
   'plexus-map-runs': () => ({ PLEXUS_KERNEL_PLAIN_RUNS: '0' }),
   'hocuspocus-sqlite': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite') }),
   'hocuspocus-sqlite-sync': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite'), BENCH_HOCUSPOCUS_DEBOUNCE: '0' }),

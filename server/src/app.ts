@@ -231,7 +231,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
         // kernel write the store never got (a crash, a stale holder fenced off) would re-send it as
         // its own — refused by the schema; the kernel then stays a peer whose writes are stored first.
         ...(config.kernelInPlace && store.syncAppends ? {} : { socketPeers: { signer } }),
-        limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlThreads: config.sqlThreads, sqlChunkHops: config.sqlChunkHops, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
+        limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlThreads: config.sqlThreads, sqlChunkHops: config.sqlChunkHops, sqlAdaptiveThreads: config.sqlAdaptiveThreads, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
         runAhead: config.kernelRunAhead,
         plainRuns: config.kernelPlainRuns,
         external: config.externalKernels,

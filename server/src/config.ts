@@ -86,6 +86,8 @@ export interface ServerConfig {
   sqlThreads: number;
   /** Read SQL results a chunk per call into DuckDB, as its reader does (benchmarks' baseline; default: all in the query's call). */
   sqlChunkHops: boolean;
+  /** Small SQL queries on one DuckDB thread, the rest on sqlThreads (default; false: every query on sqlThreads). */
+  sqlAdaptiveThreads: boolean;
   /** Rows of an SQL result given to JavaScript cells as the cell's value. */
   sqlRowsToJs: number;
   /** A kernel with no one else connected and nothing to do stops after this long (ms). */
@@ -220,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     sqlMemoryMb: int(env.PLEXUS_SQL_MEMORY_MB, 512, 'PLEXUS_SQL_MEMORY_MB'),
     sqlThreads: Math.max(1, Math.floor(int(env.PLEXUS_SQL_THREADS, 2, 'PLEXUS_SQL_THREADS'))),
     sqlChunkHops: env.PLEXUS_SQL_CHUNK_HOPS === '1',
+    sqlAdaptiveThreads: env.PLEXUS_SQL_ADAPTIVE_THREADS !== '0',
     sqlRowsToJs: int(env.PLEXUS_SQL_ROWS_TO_JS, 100_000, 'PLEXUS_SQL_ROWS_TO_JS'),
     kernelIdleMs: int(env.PLEXUS_KERNEL_IDLE_MS, 60_000, 'PLEXUS_KERNEL_IDLE_MS'),
     uploadMaxBytes: int(env.PLEXUS_UPLOAD_MAX_BYTES, 200 * 1024 * 1024, 'PLEXUS_UPLOAD_MAX_BYTES'),

@@ -69,7 +69,7 @@ const pool = new KernelPool({
   capacity: KERNELS_PER_PROCESS,
   token: (ws) => service?.leaseToken(ws) ?? '',
   log,
-  limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlThreads: config.sqlThreads, sqlChunkHops: config.sqlChunkHops, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
+  limits: { timeoutMs: config.cellTimeoutMs, memoryMb: config.cellMemoryMb, sqlMemoryMb: config.sqlMemoryMb, sqlThreads: config.sqlThreads, sqlChunkHops: config.sqlChunkHops, sqlAdaptiveThreads: config.sqlAdaptiveThreads, sqlRowsToJs: config.sqlRowsToJs, maxFrameBytes: 64 * 1024 * 1024 },
   runAhead: config.kernelRunAhead,
   plainRuns: config.kernelPlainRuns,
   // Processes on one machine need disjoint ranges: set it; the default spreads them by pid.

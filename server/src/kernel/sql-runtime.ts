@@ -17,6 +17,10 @@ export interface SqlRuntimeOptions {
   threads?: number;
   /** Read results a chunk per call into DuckDB, as its reader does (benchmarks' baseline: PLEXUS_SQL_CHUNK_HOPS=1). */
   chunkHops?: boolean;
+  /** Small queries on one DuckDB thread, the rest on all (default true; false: all threads for every query, PLEXUS_SQL_ADAPTIVE_THREADS=0). */
+  adaptiveThreads?: boolean;
+  /** Below this a query's last run counts as small (default 5 ms; tests set it). */
+  smallQueryMs?: number;
   timeoutMs: number;
   maxFrameBytes: number;
   /** Uploaded tables: SQL name and stored file. */
@@ -76,7 +80,7 @@ export class SqlRuntime {
         limits: { addressSpace: (2048 + 3 * this.opts.memoryMb) * 1024 * 1024, cpuSeconds: 24 * 3600, processes: 256, openFiles: 512, fileSize: 0 },
         nodeArgs: ['--no-warnings', path.join(RUNNER_DIR, 'sql-worker.mjs')],
       },
-      init: { type: 'init', tables: this.opts.tables, memoryMb: this.opts.memoryMb, threads: this.opts.threads ?? 2, chunkHops: this.opts.chunkHops === true },
+      init: { type: 'init', tables: this.opts.tables, memoryMb: this.opts.memoryMb, threads: this.opts.threads ?? 2, chunkHops: this.opts.chunkHops === true, adaptiveThreads: this.opts.adaptiveThreads !== false, ...(this.opts.smallQueryMs !== undefined ? { smallQueryMs: this.opts.smallQueryMs } : {}) },
       onMessage: (m) => this.onMessage(m),
       describeExit: (exit) => exit.killedFor ?? (exit.signal ? `the SQL engine was killed by ${exit.signal}` : `the SQL engine exited (code ${exit.code})`),
     });

@@ -38,6 +38,8 @@ export interface KernelLimits {
   sqlThreads?: number;
   /** Read SQL results a chunk per call into DuckDB (sql-runtime.ts, chunkHops; benchmarks' baseline). */
   sqlChunkHops?: boolean;
+  /** Small SQL queries on one DuckDB thread (sql-runtime.ts, adaptiveThreads; default true). */
+  sqlAdaptiveThreads?: boolean;
   /** Rows of an SQL result handed to JavaScript cells as its value. */
   sqlRowsToJs: number;
   maxFrameBytes: number;
@@ -188,7 +190,7 @@ export class WorkspaceKernel {
     this.js.onAheadDropped = (runIds) => this.aheadDropped(runIds);
     this.tablesKey = this.tablesSignature();
     this.sql = this.engines.sql({
-      cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, threads: limits.sqlThreads, chunkHops: limits.sqlChunkHops, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,
+      cwd: scratch, uid, memoryMb: limits.sqlMemoryMb, threads: limits.sqlThreads, chunkHops: limits.sqlChunkHops, adaptiveThreads: limits.sqlAdaptiveThreads, timeoutMs: limits.timeoutMs, maxFrameBytes: limits.maxFrameBytes,
       tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
     });
     this.sql.onAheadDropped = (cellIds) => this.sqlAheadDropped(cellIds);
@@ -872,7 +874,7 @@ export class WorkspaceKernel {
     void old.dispose();
     this.tablesKey = this.tablesSignature();
     this.sql = this.engines.sql({
-      cwd: `${this.opts.dir}/scratch`, uid: this.opts.uid, memoryMb: this.opts.limits.sqlMemoryMb, threads: this.opts.limits.sqlThreads, chunkHops: this.opts.limits.sqlChunkHops, timeoutMs: this.opts.limits.timeoutMs,
+      cwd: `${this.opts.dir}/scratch`, uid: this.opts.uid, memoryMb: this.opts.limits.sqlMemoryMb, threads: this.opts.limits.sqlThreads, chunkHops: this.opts.limits.sqlChunkHops, adaptiveThreads: this.opts.limits.sqlAdaptiveThreads, timeoutMs: this.opts.limits.timeoutMs,
       maxFrameBytes: this.opts.limits.maxFrameBytes,
       tables: listTables(this.doc).map((t) => ({ name: t.name, file: `${this.opts.tablesDir}/${t.name}.duckdb` })),
     });

@@ -14,6 +14,46 @@ import { encodeFrame, frameReader } from './wire.mjs';
 let conn = null;
 /** Read results a chunk per call into DuckDB, as its reader does (benchmarks' baseline). */
 let chunkHops = false;
+
+/**
+ * DuckDB's threads. A query on several threads pays for waking DuckDB's other threads at each step
+ * of its plan: worth it for a large query, a loss for a small one (a chain of trivial cells ran
+ * 0.8x as long on one thread, a large aggregation 1.8x as long). So the worker runs a query on
+ * one thread when the same text took under `smallMs` last time and so did the query before it
+ * (a run of small queries; switching costs about half a millisecond), and on all of them
+ * otherwise, or when it has not seen the text. Cells cannot change the number (threadsGuard).
+ * PLEXUS_SQL_ADAPTIVE_THREADS=0 keeps all threads for every query (benchmarks' baseline).
+ */
+const threads = { max: 2, now: 2, adaptive: false, smallMs: 5, previousSmall: false, lastMs: new Map() };
+const LAST_MS_KEPT = 4096;
+
+async function useThreads(n) {
+  if (n === threads.now) return;
+  await conn.run(`SET threads = ${n}`);
+  threads.now = n;
+}
+
+/** How long `sql` took, remembered for its next run (the oldest forgotten past LAST_MS_KEPT). */
+function tookMs(sql, ms) {
+  threads.lastMs.delete(sql);
+  threads.lastMs.set(sql, ms);
+  if (threads.lastMs.size > LAST_MS_KEPT) threads.lastMs.delete(threads.lastMs.keys().next().value);
+  threads.previousSmall = ms < threads.smallMs;
+}
+
+/**
+ * With the number of threads left changeable by the worker (allowed_configs), a cell's statement
+ * that could change it is refused: any statement naming threads (the setting and its alias
+ * `worker_threads` can only be named in full: DuckDB has no escapes in names) that DuckDB itself
+ * parses as a SET (SET, RESET and PRAGMA all are), or that it cannot prepare on its own.
+ */
+async function threadsGuard(statement) {
+  if (!threads.adaptive || !/threads/i.test(statement)) return;
+  const prepared = await conn.prepare(statement);
+  const type = prepared.statementType;
+  prepared.destroySync();
+  if (type === StatementType.SET) throw new Error('DuckDB\'s threads are set by Plexus (PLEXUS_SQL_THREADS): a cell cannot change them, or other settings in a statement naming threads');
+}
 const write = (msg) => process.stdout.write(encodeFrame(msg));
 const q = (s) => `"${String(s).replace(/"/g, '""')}"`;
 const lit = (s) => `'${String(s).replace(/'/g, "''")}'`;
@@ -89,8 +129,11 @@ async function readerOf(result, rows) {
 
 async function init(msg) {
   chunkHops = msg.chunkHops === true;
+  threads.max = threads.now = Math.max(1, Math.floor(msg.threads ?? 2));
+  threads.adaptive = msg.adaptiveThreads !== false && threads.max > 1;
+  if (Number.isFinite(msg.smallQueryMs)) threads.smallMs = msg.smallQueryMs;
   const inst = await DuckDBInstance.create(':memory:', {
-    threads: String(msg.threads ?? 2),
+    threads: String(threads.max),
     max_memory: `${msg.memoryMb ?? 512}MB`,
     temp_directory: '',
     autoinstall_known_extensions: 'false',
@@ -103,6 +146,7 @@ async function init(msg) {
   }
   await conn.run('SET enable_external_access = false');
   await conn.run('SET allow_community_extensions = false');
+  if (threads.adaptive) await conn.run("SET allowed_configs = ['threads']");
   await conn.run('SET lock_configuration = true');
   write({ type: 'ready', pid: process.pid, tables: (msg.tables ?? []).map((t) => t.name) });
 }
@@ -120,7 +164,14 @@ async function query(msg) {
   // A query sent ahead whose batch was called off or failed earlier does not run (no answer: the
   // kernel no longer waits for it).
   if (batch && offBatches.has(batch) && id >= offBatches.get(batch)) return;
+  let started = 0;
   try {
+    if (threads.adaptive) {
+      const last = threads.lastMs.get(sql);
+      const small = last !== undefined && last < threads.smallMs && (threads.previousSmall || threads.now === 1);
+      await useThreads(small ? 1 : threads.max);
+    }
+    started = performance.now();
     const statements = splitStatements(sql);
     if (!statements.length) throw new Error('the cell has no SQL statement');
     const values = {};
@@ -139,8 +190,12 @@ async function query(msg) {
       if (prepared.parameterCount) prepared.bind(wanted);
       return { run: () => prepared.run(), read: async (n) => readerOf(await prepared.run(), n) };
     };
-    for (const s of statements.slice(0, -1)) await (await bindFor(s)).run();
+    for (const s of statements.slice(0, -1)) {
+      await threadsGuard(s);
+      await (await bindFor(s)).run();
+    }
     const last = statements[statements.length - 1];
+    await threadsGuard(last);
     let reader;
     let total;
     let materialized = false;
@@ -178,6 +233,8 @@ async function query(msg) {
   } catch (e) {
     if (batch) callOff(batch); // the cells after a failure in a batch do not run
     write({ type: 'error', id, error: { name: 'SQLError', message: String(e?.message ?? e) } });
+  } finally {
+    if (threads.adaptive && started) tookMs(sql, performance.now() - started);
   }
 }
 
