@@ -7,7 +7,7 @@
  * (Playwright routes that do not reach the server) and released one after the other.
  */
 import type { Page, Route, WebSocketRoute } from '@playwright/test';
-import { ALICE, VICTOR, codeContent, expect, openWorkspace, test, waitLive } from '../support/plexus.ts';
+import { ALICE, VICTOR, codeContent, expect, markdownContent, openWorkspace, test, waitLive } from '../support/plexus.ts';
 
 /**
  * From the next navigation on, the page records when it sends anything over any socket (in the
@@ -218,4 +218,46 @@ test('a first screen that is not one (a proxy page, a server error) changes noth
   await expect(alice.page.getByTestId('cell')).toHaveCount(1);
   await expect(alice.page.getByTestId('first-screen')).toHaveCount(0);
   expect(errors).toEqual([]);
+});
+
+test('the page starts without the markdown and chat editors or the schema checker; each comes after and works', async ({ plexus, actor }) => {
+  const { workspace, cellIds } = await plexus.createWorkspace('chunks', [
+    { kind: 'markdown', source: '# Notes\n\nFirst words.' },
+    { kind: 'code', source: 'const a = 1;' },
+  ]);
+  // What index.html starts with: its module script and the modules it preloads (every static import).
+  const html = await (await fetch(`${plexus.url}/`)).text();
+  const starts = [...html.matchAll(/<script type="module"[^>]*\ssrc="([^"]+)"|<link rel="modulepreload"[^>]*\shref="([^"]+)"/g)].map((m) => m[1] ?? m[2]!);
+  expect(starts.length).toBeGreaterThan(1);
+  const code = (await Promise.all(starts.map(async (p) => (await fetch(new URL(p, plexus.url))).text()))).join('\n');
+  const holds = (marker: string) => code.includes(marker);
+  expect({
+    react: holds('createRoot'), // the page's own code is there (React starts it)
+    prosemirror: holds('Invalid content for node'), // the markdown cells' and the chat's editors
+    zod: holds('ZodError'), // the document schema
+    acorn: holds("may appear only with 'sourceType: module'"), // the kernel's cell analysis
+  }).toEqual({ react: true, prosemirror: false, zod: false, acorn: false });
+
+  const alice = await actor(ALICE);
+  await openWorkspace(alice.page, plexus, workspace.id);
+  // The markdown cell's editor and the chat's composer come, and take typing.
+  const md = markdownContent(alice.page, cellIds[0]!);
+  await expect(md).toHaveAttribute('contenteditable', 'true');
+  await md.getByText('First words.').click();
+  await alice.page.keyboard.press('End');
+  await alice.page.keyboard.type(' More.');
+  await expect.poll(async () => (await plexus.snapshot(workspace.id)).cells[0]!.text).toContain('First words. More.');
+  await alice.page.getByTestId('chat-input').click();
+  await alice.page.keyboard.type('hello');
+  await alice.page.keyboard.press('Enter');
+  await expect(alice.page.getByTestId('chat-message').filter({ hasText: 'hello' })).toHaveCount(1);
+  // The schema checker comes once the page is idle and checks this tab's own writes.
+  await expect.poll(() => alice.page.evaluate(() => (globalThis as any).__plexus.session.schemaChecking)).toBe(true);
+  const found = await alice.page.evaluate(() => {
+    const { session } = (globalThis as any).__plexus;
+    session.provider.configuration.websocketProvider.disconnect(); // the server would refuse it: keep it here
+    session.doc.transact(() => session.doc.getMap('meta').set('title', 42));
+    return session.schemaProblems.splice(0).map((v: { path: string }) => v.path);
+  });
+  expect(found).toEqual(['meta/title']);
 });

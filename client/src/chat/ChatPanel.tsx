@@ -3,16 +3,29 @@
  * threads, kept scrolled to the newest one unless the reader has scrolled up, and the composer.
  * Ctrl/Cmd+. stops the newest agent run that is still going (Escape never does).
  */
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { lazy, Suspense, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { canWrite, isFinished, requestRunStop } from '@plexus/shared';
 import { useSession } from '../collab/context.tsx';
 import { useLocalUser } from '../state/user.ts';
 import { AgentHeader } from '../agent/AgentHeader.tsx';
 import { useRuns } from '../agent/useAgent.ts';
 import { ChatMessage } from './ChatMessage.tsx';
-import { Composer } from './Composer.tsx';
 import { threadOrder } from './thread.ts';
 import { useMessages } from './useMessages.ts';
+
+/** The composer's editor (tiptap) comes as its own chunk, shared with the markdown cells' editor. */
+const Composer = lazy(() => import('./Composer.tsx').then((m) => ({ default: m.Composer })));
+
+/** Where the composer will be, while its code loads (nothing to type into yet). */
+function ComposerLoading() {
+  return (
+    <div className="composer is-loading" aria-busy="true">
+      <div className="composer-field">
+        <div className="composer-placeholder">Message…</div>
+      </div>
+    </div>
+  );
+}
 
 const PAGE = 200;
 /** Within this many px of the bottom counts as "following the conversation". */
@@ -91,12 +104,14 @@ export function ChatPanel() {
           New messages ↓
         </button>
       )}
-      <Composer
-        onSent={() => {
-          stick.current = true;
-          setUnseen(false);
-        }}
-      />
+      <Suspense fallback={<ComposerLoading />}>
+        <Composer
+          onSent={() => {
+            stick.current = true;
+            setUnseen(false);
+          }}
+        />
+      </Suspense>
     </div>
   );
 }

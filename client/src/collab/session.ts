@@ -15,7 +15,6 @@ import {
   roots,
   stampPresenceUser,
   userOrigin,
-  checkTransaction,
   type Violation,
   type PresenceState,
   type PresenceUser,
@@ -65,6 +64,12 @@ export function presenceUser(user: LocalUser, role: Role, claims: Pick<TokenClai
   return stampPresenceUser(mine as unknown as Record<string, unknown>, { sub: claims.sub, role, ...(typeof claims.name === 'string' ? { name: claims.name } : {}) }) as unknown as PresenceUser;
 }
 
+/** Runs `f` once the page is idle (at the latest after `timeoutMs`). */
+function whenIdle(f: () => void, timeoutMs = 2000): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(f, { timeout: timeoutMs });
+  else setTimeout(f, 200);
+}
+
 export class WorkspaceSession {
   readonly doc = new Y.Doc();
   readonly awareness: Awareness;
@@ -77,6 +82,10 @@ export class WorkspaceSession {
 
   /** Local changes that broke the document schema (none, unless this page has a bug). */
   readonly schemaProblems: Violation[] = [];
+  /** Local changes made before the schema checker had loaded (not checked here; the server checks them). */
+  schemaUnchecked = 0;
+  /** The schema checker has loaded and checks every local change from now on. */
+  schemaChecking = false;
 
   /** The token's claims as decoded here (the server stamps presence from the verified ones). */
   private readonly claims: TokenClaims | null;
@@ -160,14 +169,27 @@ export class WorkspaceSession {
 
     this.undoManager = createUserUndoManager(this.doc, this.origin);
     // The browser checks its own writes against the document schema, as the server will: a change
-    // it would refuse (4423) shows up here first, with the place and the rule broken.
-    this.doc.on('afterTransaction', (tr: Y.Transaction) => {
-      if (!tr.local) return;
-      const v = checkTransaction(tr, 'person');
-      if (!v.length) return;
-      this.schemaProblems.push(...v);
-      console.error('Plexus: a change made in this tab breaks the workspace document schema; the server will refuse it', v);
-    });
+    // it would refuse (4423) shows up here first, with the place and the rule broken. The checker
+    // (the schema, and zod under it: a tenth of the code the page starts with) comes as its own
+    // chunk once the page is idle, not before the notebook: local changes made before it has come
+    // are counted, not checked (the server checks every one anyway).
+    const watchSchema = ({ checkTransaction }: typeof import('./schemaCheck.ts')) => {
+      if (this.destroyed) return;
+      this.doc.off('afterTransaction', countUnchecked);
+      this.schemaChecking = true;
+      this.doc.on('afterTransaction', (tr: Y.Transaction) => {
+        if (!tr.local) return;
+        const v = checkTransaction(tr, 'person');
+        if (!v.length) return;
+        this.schemaProblems.push(...v);
+        console.error('Plexus: a change made in this tab breaks the workspace document schema; the server will refuse it', v);
+      });
+    };
+    const countUnchecked = (tr: Y.Transaction) => {
+      if (tr.local) this.schemaUnchecked++;
+    };
+    this.doc.on('afterTransaction', countUnchecked);
+    whenIdle(() => void import('./schemaCheck.ts').then(watchSchema, (e) => console.warn('Plexus: the document schema checker could not be loaded', e)));
     this.offlineTimer = setTimeout(() => this.update(true), OFFLINE_READY_MS);
     if (initialState) {
       // Applied as if it came through the provider (that origin): the provider never sends it back,

@@ -2,14 +2,13 @@
  * One notebook cell: the chrome (kind gutter, toolbar, presence badges, insert bar) around either
  * the real editor or a cheap placeholder, as decided by the mount scheduler.
  */
-import { memo, useLayoutEffect, useRef, useState, type FocusEvent, type KeyboardEvent } from 'react';
+import { lazy, memo, Suspense, useLayoutEffect, useRef, useState, type FocusEvent, type KeyboardEvent } from 'react';
 import * as Y from 'yjs';
 import { cellLanguage, isRunnableCell, languageLabel, readJupyterRecord, type CellKind } from '@plexus/shared';
 import { useSession } from '../collab/context.tsx';
 import { setFocus, usePeersOnCell } from '../collab/presenceIndex.ts';
 import { CellPlaceholder, usePreview } from './CellPlaceholder.tsx';
 import { CodeEditor } from './CodeEditor.tsx';
-import { MarkdownEditor } from './MarkdownEditor.tsx';
 import { InsertBar } from './InsertBar.tsx';
 import { CellToolbar, KIND_LABEL } from './CellToolbar.tsx';
 import { useNotebook } from './controller.ts';
@@ -22,6 +21,19 @@ import { ImportedCellOutputs } from './outputs/JupyterOutputs.tsx';
 import { useIsPresenterFocus } from '../presenter/usePresenter.ts';
 
 const KIND_SHORT: Record<CellKind, string> = { markdown: 'md', code: 'js', sql: 'sql' };
+
+/**
+ * The markdown editor (tiptap and ProseMirror: a quarter of the code the page would otherwise
+ * start with) comes as its own chunk, asked for when the first markdown cell mounts one; the cell
+ * shows its preview meanwhile, as it does before it mounts.
+ */
+const MarkdownEditor = lazy(() => import('./MarkdownEditor.tsx').then((m) => ({ default: m.MarkdownEditor })));
+
+/** A markdown cell's preview while its editor's code is still loading. */
+function MarkdownLoading({ item, height }: { item: CellItem; height: number | undefined }) {
+  const preview = usePreview(item, height, true)!;
+  return <CellPlaceholder kind={item.kind} preview={preview} />;
+}
 
 interface Props {
   item: CellItem;
@@ -92,7 +104,11 @@ export const Cell = memo(function Cell({ item, index, count, canEdit }: Props) {
   let body;
   if (preview) body = <CellPlaceholder kind={item.kind} preview={preview} />;
   else if (item.kind === 'markdown' && source instanceof Y.XmlFragment)
-    body = <MarkdownEditor cellId={item.id} fragment={source} readOnly={!canEdit} attachments={imported?.attachments ?? null} />;
+    body = (
+      <Suspense fallback={<MarkdownLoading item={item} height={notebook.heights.get(item.id)} />}>
+        <MarkdownEditor cellId={item.id} fragment={source} readOnly={!canEdit} attachments={imported?.attachments ?? null} />
+      </Suspense>
+    );
   else if (item.kind !== 'markdown' && source instanceof Y.Text)
     body = <CodeEditor cellId={item.id} ytext={source} kind={item.kind} language={foreign} readOnly={!canEdit} errorLine={errorLine} />;
   else body = <div className="cell-broken">This cell’s content could not be read.</div>;

@@ -7,6 +7,7 @@
  * what a cell defines.
  */
 import { parse, type Node } from 'acorn';
+import { SQL_NAME_PATTERN } from './sql-name.ts';
 
 /** Where something is in a cell's source (1-based line, 0-based column, as acorn and editors do). */
 export interface SourcePos {
@@ -327,8 +328,7 @@ export function analyzeJs(source: string): CellAnalysis {
   return out;
 }
 
-/** A valid name for an SQL cell's result: a plain identifier usable from JavaScript and SQL. */
-export const SQL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+export { SQL_NAME_PATTERN };
 
 /**
  * Tokenises SQL just enough to find identifiers and `$name` parameters outside string literals,

@@ -7,7 +7,7 @@
 import type * as Y from 'yjs';
 import type { Origin } from '../origin.ts';
 import { roots } from '../schema.ts';
-import { SQL_NAME_PATTERN } from './analysis.ts';
+import { SQL_NAME_PATTERN } from './sql-name.ts';
 import type { TableColumn } from './outputs.ts';
 
 export const DATA_FORMATS = ['csv', 'tsv', 'parquet', 'json'] as const;

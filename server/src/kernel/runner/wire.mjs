@@ -28,10 +28,12 @@ export function reviver(_key, v) {
 
 /** Encodes one message as a frame. */
 export function encodeFrame(msg) {
-  const body = Buffer.from(JSON.stringify(msg, replacer), 'utf8');
-  const head = Buffer.alloc(4);
-  head.writeUInt32BE(body.length, 0);
-  return Buffer.concat([head, body]);
+  const json = JSON.stringify(msg, replacer);
+  const length = Buffer.byteLength(json, 'utf8');
+  const frame = Buffer.allocUnsafe(4 + length);
+  frame.writeUInt32BE(length, 0);
+  frame.write(json, 4, 'utf8');
+  return frame;
 }
 
 /**
