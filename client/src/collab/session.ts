@@ -170,7 +170,7 @@ export class WorkspaceSession {
     this.undoManager = createUserUndoManager(this.doc, this.origin);
     // The browser checks its own writes against the document schema, as the server will: a change
     // it would refuse (4423) shows up here first, with the place and the rule broken. The checker
-    // (the schema, and zod under it: a tenth of the code the page starts with) comes as its own
+    // (the schema, and zod under it: about 110 KB of the code the page would start with) comes as its own
     // chunk once the page is idle, not before the notebook: local changes made before it has come
     // are counted, not checked (the server checks every one anyway).
     const watchSchema = ({ checkTransaction }: typeof import('./schemaCheck.ts')) => {
