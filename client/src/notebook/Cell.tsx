@@ -24,10 +24,11 @@ const KIND_SHORT: Record<CellKind, string> = { markdown: 'md', code: 'js', sql: 
 
 /**
  * The markdown editor (tiptap and ProseMirror: a quarter of the code the page would otherwise
- * start with) comes as its own chunk, asked for when the first markdown cell mounts one; the cell
- * shows its preview meanwhile, as it does before it mounts.
+ * start with) comes as its own chunk, asked for once the notebook has rendered (Notebook.tsx) or
+ * when a markdown cell mounts one first; the cell shows its preview meanwhile, as before it mounts.
  */
-const MarkdownEditor = lazy(() => import('./MarkdownEditor.tsx').then((m) => ({ default: m.MarkdownEditor })));
+export const loadMarkdownEditor = () => import('./MarkdownEditor.tsx');
+const MarkdownEditor = lazy(() => loadMarkdownEditor().then((m) => ({ default: m.MarkdownEditor })));
 
 /** A markdown cell's preview while its editor's code is still loading. */
 function MarkdownLoading({ item, height }: { item: CellItem; height: number | undefined }) {

@@ -80,7 +80,9 @@ export function MarkdownEditor({ cellId, fragment, readOnly, attachments = null 
 
   useEffect(() => {
     if (!editor) return;
-    return notebook.registerEditor(cellId, { focus: () => editor.commands.focus() });
+    // An editor useEditor has already replaced (its options changed while it mounted) says so:
+    // the focus waits for the one that replaces it.
+    return notebook.registerEditor(cellId, { focus: () => !editor.isDestroyed && editor.commands.focus() });
   }, [editor, notebook, cellId]);
 
   return <EditorContent editor={editor} className="md-editor" />;

@@ -4,7 +4,7 @@
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { useCanEdit, useSession } from '../collab/context.tsx';
-import { Cell } from './Cell.tsx';
+import { Cell, loadMarkdownEditor } from './Cell.tsx';
 import { InsertBar } from './InsertBar.tsx';
 import { MountScheduler } from './mountScheduler.ts';
 import { NotebookContext, NotebookController } from './controller.ts';
@@ -42,6 +42,12 @@ export function Notebook() {
     return () => clearTimeout(h);
   }, [controller, limit, cells.length]);
   const shown = limit >= cells.length ? cells : cells.slice(0, limit);
+
+  // The markdown editor's code, asked for once the notebook is there: a cell added a moment later
+  // then mounts its editor at once and takes the keys typed right after the click.
+  useEffect(() => {
+    if (controller) void loadMarkdownEditor().catch(() => {});
+  }, [controller]);
 
   // The scheduler observes cells relative to the scroll container, so it is created once that
   // exists (a synchronous second render, before the first paint).

@@ -22,7 +22,8 @@ import type { MountScheduler } from './mountScheduler.ts';
 import { requesterOf } from './run/requester.ts';
 
 export interface EditorHandle {
-  focus(): void;
+  /** false: this editor could not take the focus (already destroyed; the one replacing it will). */
+  focus(): boolean | void;
 }
 
 export class NotebookController {
@@ -47,10 +48,9 @@ export class NotebookController {
   registerEditor(cellId: string, handle: EditorHandle): () => void {
     this.handles.set(cellId, handle);
     if (this.pendingFocus === cellId) {
-      this.pendingFocus = null;
       // Synchronously, within the commit that mounted the editor: keys typed right after the
       // click that created the cell must land in it, not on the button.
-      handle.focus();
+      if (handle.focus() !== false) this.pendingFocus = null;
     }
     return () => {
       if (this.handles.get(cellId) === handle) this.handles.delete(cellId);
