@@ -7,12 +7,12 @@
  * (Playwright routes that do not reach the server) and released one after the other.
  */
 import type { Page, Route, WebSocketRoute } from '@playwright/test';
-import { ALICE, VICTOR, codeContent, expect, markdownContent, openWorkspace, test, waitLive } from '../support/plexus.ts';
+import { ALICE, BOB, VICTOR, codeContent, expect, markdownContent, openWorkspace, test, waitLive } from '../support/plexus.ts';
 
 /**
  * From the next navigation on, the page records when it sends anything over any socket (in the
  * page, so nothing is in flight when read), and the Hocuspocus message type (after the document
- * name: 0 sync, 1 awareness, 2 auth); `socketSends` reads those times, all or without presence.
+ * name: 0 sync, 1 awareness, 2 auth); `socketSends` reads them.
  */
 async function recordSocketSends(page: Page): Promise<void> {
   await page.addInitScript(() => {
@@ -27,8 +27,8 @@ async function recordSocketSends(page: Page): Promise<void> {
     };
   });
 }
-const socketSends = (page: Page, { presence = true } = {}): Promise<number[]> =>
-  page.evaluate((presence) => (window as unknown as { __socketSends: Array<{ at: number; type: number }> }).__socketSends.filter((s) => presence || s.type !== 1).map((s) => s.at), presence);
+const socketSends = (page: Page): Promise<Array<{ at: number; type: number }>> =>
+  page.evaluate(() => (window as unknown as { __socketSends: Array<{ at: number; type: number }> }).__socketSends);
 
 test('first cells at once, as text; the notebook editable from the fetched document; the socket carries the edit', async ({ plexus, actor }) => {
   // 200 more cells of 20 lines: the document (~100 KB) outweighs presence messages on the socket.
@@ -156,18 +156,43 @@ test('a browser that keeps a synced copy does not fetch the whole document again
   await openWorkspace(alice.page, plexus, workspace.id);
   expect(states).toHaveLength(1);
   // Synced once: IndexedDB holds the document, and the next visit shows it from there.
-  // The socket may open at once, but sends no token and no sync until that copy is loaded: its
-  // sync is then what changed, not everything. (Presence may go at once: the server keeps it
-  // until the token has been checked.)
+  // The socket may open at once, but sends nothing until that copy is loaded: no token, no sync
+  // (its sync is then what changed, not everything), and no presence either, though the page
+  // changes it while the copy loads over an open socket (here: the copy opens only once the
+  // socket is open and the page has set a focus).
   await recordSocketSends(alice.page);
+  await alice.page.addInitScript(() => {
+    const open = IDBFactory.prototype.open;
+    IDBFactory.prototype.open = function (this: IDBFactory, name: string, version?: number) {
+      const w = window as unknown as { __plexus?: { awareness: { setLocalStateField(k: string, v: unknown): void }; provider: any } };
+      if (!name.startsWith('plexus:') || w.__plexus) return open.call(this, name, version);
+      // A stand-in request: the handlers set on it go to the real one once the socket is open.
+      const held: Record<string, unknown> = {};
+      const later = setInterval(() => {
+        if (w.__plexus?.provider.configuration.websocketProvider.webSocket?.readyState !== WebSocket.OPEN) return;
+        clearInterval(later);
+        w.__plexus.awareness.setLocalStateField('focus', { panel: 'notebook', cellId: null });
+        Object.assign(open.call(indexedDB, name, version), held);
+      }, 5);
+      return held as unknown as IDBOpenDBRequest;
+    };
+  });
   await alice.page.reload();
   await waitLive(alice.page);
   await expect(alice.page.getByTestId('cell')).toHaveCount(1);
   expect(states).toHaveLength(1);
   const copy = await alice.page.evaluate(() => performance.getEntriesByName('plexus:idb-synced')[0]?.startTime ?? NaN);
-  const sends = await socketSends(alice.page, { presence: false });
+  const sends = await socketSends(alice.page);
   expect(sends.length).toBeGreaterThan(0);
-  expect(copy).toBeLessThanOrEqual(sends[0]!);
+  // The token first (Hocuspocus type 2), and only once the copy is loaded.
+  expect(sends[0]!.type, `sent (ms, Hocuspocus type): ${JSON.stringify(sends)}`).toBe(2);
+  expect(copy, `sent (ms, Hocuspocus type): ${JSON.stringify(sends)}`).toBeLessThanOrEqual(sends[0]!.at);
+  // Presence went after it, the focus set while the copy loaded included: another browser sees it.
+  const bob = await actor(BOB);
+  await openWorkspace(bob.page, plexus, workspace.id);
+  await expect
+    .poll(() => bob.page.evaluate((id) => [...(globalThis as any).__plexus.awareness.getStates().values()].find((s: any) => String(s.user?.id).endsWith(`/${id}`))?.focus ?? null, ALICE.id))
+    .toEqual({ panel: 'notebook', cellId: null });
 });
 
 test('the fetched document is kept in this browser as it came: the next visit shows it with the socket held', async ({ plexus, actor }) => {

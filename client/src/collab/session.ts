@@ -144,11 +144,31 @@ export class WorkspaceSession {
       document: this.doc,
       awareness: this.awareness,
     });
+    // Presence leaves only once the server has accepted this connection's token: the provider
+    // would send every change of it (the caret, the focused cell) over a socket that is open but
+    // not yet admitted, ahead of the token — which waits for the document fetched or kept here.
+    // The provider's own sync sends presence right after the token; a change made after that and
+    // before the answer is sent once the answer has come.
+    const sendPresence = this.provider.boundAwarenessUpdateHandler;
+    let presenceSent = false;
+    const holdPresence = () => {
+      presenceSent = false;
+      this.awareness.off('update', sendPresence);
+    };
+    holdPresence();
     this.provider.on('status', ({ status }: { status: 'connecting' | 'connected' | 'disconnected' }) => {
       this.wsStatus = status;
+      if (status !== 'connected') holdPresence();
       this.update();
     });
-    this.provider.on('authenticated', () => this.update());
+    this.provider.on('authenticated', () => {
+      if (!presenceSent && !this.destroyed) {
+        presenceSent = true;
+        this.awareness.on('update', sendPresence);
+        if (this.awareness.getLocalState()) sendPresence({ added: [], updated: [this.doc.clientID], removed: [] }, null);
+      }
+      this.update();
+    });
     this.provider.on('synced', () => {
       performance.mark('plexus:server-synced');
       // Viewers' copies are kept apart (':view'); only an editor's copy spares the early fetch.
