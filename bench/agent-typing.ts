@@ -71,8 +71,9 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
   // region has none), so the bench's cost per update does not grow with the cell. Rescanning the
   // whole text on every update — or Yjs' event delta, which walks every item of the text,
   // tombstones included — made this process the bottleneck of long runs on two cores.
+  const haveIn = typists.map(() => LETTERS.map((l) => count(source, l)));
   typists.forEach((t, r) => {
-    const have = LETTERS.map((l) => count(source, l));
+    const have = haveIn[r]!;
     t.doc.on('update', (update: Uint8Array) => {
       const now = performance.now();
       for (const st of Y.decodeUpdate(update).structs) {
@@ -154,9 +155,16 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
     typists.map(async (t, k) => {
       await sleep(k * 37);
       while (performance.now() - started < SECONDS * 1000) {
-        const text = cellSource(getCell(t.doc, cellId)!);
-        const line = text.indexOf(`// typist ${k}: `);
-        const end = text.indexOf('\n', line);
+        // The end of this typist's line, from the letters this replica holds (the lines above the
+        // agent's region only grow by them): reading the text instead walks all of its items,
+        // the agent's deleted ones included, and grew into this process's own bottleneck.
+        let end = header.length;
+        for (let j = 0; j < k; j++) end += `// typist ${j}: `.length + haveIn[k]![j]! + 1;
+        end += `// typist ${k}: `.length + sentAt[k]!.length;
+        if (sentAt[k]!.length % 50 === 0) {
+          const text = cellSource(getCell(t.doc, cellId)!);
+          if (text.indexOf('\n', text.indexOf(`// typist ${k}: `)) !== end) throw new Error(`typist ${k}: its line ends elsewhere than counted`);
+        }
         sentAt[k]!.push(performance.now());
         const ytext = getCell(t.doc, cellId)!.map.get('source') as Y.Text;
         t.doc.transact(() => ytext.insert(end, LETTERS[k]!), origins[k]!);
@@ -189,12 +197,18 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
     { name: 'server (fresh client)', text: cellSource(getCell(fresh.doc, cellId)!) },
   ];
   const latencies: number[] = [];
+  const minutes: number[][] = [];
   for (let k = 0; k < TYPISTS; k++) {
     for (let n = 0; n < sentAt[k]!.length; n++) {
       const arrivals = typists.map((_, r) => (r === k ? sentAt[k]![n]! : seenBy[k]![r]![n])).filter((x): x is number => x !== undefined);
-      if (arrivals.length === TYPISTS) latencies.push(Math.max(...arrivals) - sentAt[k]![n]!);
+      if (arrivals.length !== TYPISTS) continue;
+      const ms = Math.max(...arrivals) - sentAt[k]![n]!;
+      latencies.push(ms);
+      (minutes[Math.floor((sentAt[k]![n]! - started) / 60_000)] ??= []).push(ms);
     }
   }
+  // A cost that grows over the run shows as a p99 that grows minute by minute.
+  if (minutes.length > 1) console.log(`  ${withAgent ? 'with' : 'without'} the agent, p99 by minute: ${minutes.map((m) => fmt(summarize(Float64Array.from(m)).p99)).join(', ')} ms`);
   fresh.destroy();
   if (agent) {
     agent.stdin.write('stop\n');

@@ -325,9 +325,10 @@ export class WorkspacePeer {
     };
     return {
       focus: (panel, cellId = null) => this.peer?.setAwarenessField('focus', { panel, cellId }),
-      caret: (text, index = 0) => {
+      caret: (text, at = 0) => {
         if (!text) return publishCaret(() => this.peer?.setAwarenessField('cursor', null));
-        const rel = Y.relativePositionToJSON(Y.createRelativePositionFromTypeIndex(text, index));
+        // A relative position as given (the edit engine has it: no walk over the text's items).
+        const rel = Y.relativePositionToJSON(typeof at === 'number' ? Y.createRelativePositionFromTypeIndex(text, at) : at);
         publishCaret(() => this.peer?.setAwarenessField('cursor', { anchor: rel, head: rel }));
       },
     };

@@ -385,9 +385,9 @@ export class AgentRun {
     let done = 0;
     for (const step of steps) {
       if (this.stopReason) break;
-      let caret = 0;
-      doc.transact(() => (caret = step()), origin);
-      presence.caret(text, caret);
+      let caret: Y.RelativePosition | null = null;
+      doc.transact(() => (caret = step().caret), origin);
+      presence.caret(text, caret ?? undefined);
       done++;
       await new Promise((r) => (limits.typing.pauseMs > 0 ? setTimeout(r, limits.typing.pauseMs) : setImmediate(r)));
     }

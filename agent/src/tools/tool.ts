@@ -11,8 +11,8 @@ import type { ServerApi } from '../peer/server-api.ts';
 export interface Presence {
   /** Shows where the agent works (panel, cell). */
   focus(panel: 'notebook' | 'chat' | 'viewer', cellId?: string | null): void;
-  /** Shows the agent's caret at `index` of `text` (a code cell being edited), or hides it. */
-  caret(text: Y.Text | null, index?: number): void;
+  /** Shows the agent's caret at `at` of `text` (a code cell being edited: an index, or a relative position in it), or hides it. */
+  caret(text: Y.Text | null, at?: number | Y.RelativePosition): void;
 }
 
 export interface ToolContext {

@@ -27,6 +27,7 @@ import { FencedError, WorkspaceNotFoundError, type Awaitable, type StoredParts, 
 import { ProtocolError, closeIfTransient } from './errors.ts';
 import { ShadowValidator } from './shadow.ts';
 import { diagnose } from './recovery.ts';
+import { documentHasUpdate } from './update-known.ts';
 
 /** Origin of updates applied by the y-websocket bridge (already logged write-ahead). */
 export interface YwsOrigin {
@@ -220,14 +221,14 @@ export class DurablePersistence implements Extension {
   async beforeSync({ type, payload, connection, document, documentName }: beforeSyncPayload): Promise<void> {
     if (type !== 1 && type !== 2) return; // sync step 1 carries no changes
     if (connection.readOnly) {
-      if (Y.snapshotContainsUpdate(Y.snapshot(document), payload)) return; // nothing new: harmless
+      if (documentHasUpdate(document, payload)) return; // nothing new: harmless
       throw new ProtocolError(CloseCodes.ReadOnly, 'viewer connections cannot change the document');
     }
     const claims = (connection.context as { claims?: TokenClaims } | undefined)?.claims;
     const writer = claims ? writerOfToken(claims) : null;
     if (!writer) throw new ProtocolError(CloseCodes.ReadOnly, 'this connection cannot change the document');
     // A reconnecting runner's sync step 2 is often empty: nothing to fence (nor to store).
-    if (this.writeFence && claims!.runner !== undefined && !Y.snapshotContainsUpdate(Y.snapshot(document), payload)) {
+    if (this.writeFence && claims!.runner !== undefined && !documentHasUpdate(document, payload)) {
       try {
         await this.writeFence(documentName, claims!);
       } catch (e) {

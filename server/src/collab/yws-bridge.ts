@@ -19,6 +19,7 @@ import type { Logger } from '../log.ts';
 import { encodeAwarenessEntries, type AwarenessGuard } from './awareness-guard.ts';
 import { ProtocolError } from './errors.ts';
 import type { DurablePersistence, YwsOrigin } from './persistence.ts';
+import { documentHasUpdate } from './update-known.ts';
 import { decodeAwarenessUpdate, readSyncPayload, SYNC } from './validate.ts';
 
 const MSG = { Sync: 0, Awareness: 1, Auth: 2, QueryAwareness: 3 } as const;
@@ -247,7 +248,7 @@ export class YwsBridge {
           return;
         }
         if (!writable) {
-          if (Y.snapshotContainsUpdate(Y.snapshot(doc), p.update)) return;
+          if (documentHasUpdate(doc, p.update)) return;
           throw new ProtocolError(CloseCodes.ReadOnly, 'viewer connections cannot change the document');
         }
         const writer = writerOfToken(claims);

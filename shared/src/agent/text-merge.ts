@@ -122,8 +122,43 @@ export function replacesMost(current: string, plan: TextEditPlan): boolean {
   return len >= 20 && plan.deletedChars > len / 2;
 }
 
-/** One small change, run in its own transaction by the caller; returns the caret index after it. */
-export type TextEditStep = () => number;
+/** One small change, run in its own transaction by the caller; returns the caret after it (its index, and where it sits as a relative position). */
+export type TextEditStep = () => { index: number; caret: Y.RelativePosition };
+
+/**
+ * Relative positions at sorted `indexes` of `ytext`, each as `Y.createRelativePositionFromTypeIndex`
+ * makes it (with its `assoc`), in one walk over the text's items instead of one walk per position:
+ * a text rewritten many times holds many deleted items, and a plan has a hunk every few characters.
+ */
+export function relativePositionsAt(ytext: Y.Text, wanted: Array<{ index: number; assoc: number }>): Y.RelativePosition[] {
+  const at = (item: { client: number; clock: number } | null, assoc: number) => Y.createRelativePositionFromJSON({ type: typeId(ytext), tname: typeName(ytext), item, assoc });
+  const out: Y.RelativePosition[] = new Array(wanted.length);
+  // As Yjs does, a left-associated position points at the character before the index.
+  const target = (w: { index: number; assoc: number }) => (w.assoc < 0 ? w.index - 1 : w.index);
+  const order = wanted.map((_, i) => i).sort((a, b) => target(wanted[a]!) - target(wanted[b]!));
+  let t = ytext._start;
+  let last: Y.Item | null = null; // the item before t
+  let before = 0; // countable characters before t
+  for (const i of order) {
+    const w = wanted[i]!;
+    if (w.assoc < 0 && w.index === 0) {
+      out[i] = at(null, w.assoc);
+      continue;
+    }
+    const want = target(w);
+    while (t !== null && (t.deleted || !t.countable || before + t.length <= want)) {
+      if (!t.deleted && t.countable) before += t.length;
+      last = t;
+      t = t.right;
+    }
+    if (t !== null) out[i] = at({ client: t.id.client, clock: t.id.clock + want - before }, w.assoc);
+    // Past the end: left-associated, the text's last item (deleted or not); otherwise the end of the type.
+    else out[i] = at(w.assoc < 0 && last ? { client: last.id.client, clock: last.id.clock + last.length - 1 } : null, w.assoc);
+  }
+  return out;
+}
+const typeId = (ytext: Y.Text) => (ytext._item ? { client: ytext._item.id.client, clock: ytext._item.id.clock } : null);
+const typeName = (ytext: Y.Text) => (ytext._item ? null : Y.findRootTypeKey(ytext));
 
 /**
  * Steps applying `hunks` to `ytext` (which must still read the `current` text the plan was made
@@ -131,14 +166,11 @@ export type TextEditStep = () => number;
  * are relative, so edits made by others between two steps move them correctly.
  */
 export function textEditSteps(ytext: Y.Text, hunks: TextHunk[], pieceChars = 24): TextEditStep[] {
-  const anchors = hunks.map((h) => ({
-    h,
-    from: Y.createRelativePositionFromTypeIndex(ytext, h.from, 0),
-    to: Y.createRelativePositionFromTypeIndex(ytext, h.to, -1),
-  }));
   const doc = ytext.doc;
   if (!doc) throw new Error('the text is not in a document');
-  const abs = (rel: Y.RelativePosition): number => Y.createAbsolutePositionFromRelativePosition(rel, doc)?.index ?? ytext.length;
+  const rel = relativePositionsAt(ytext, hunks.flatMap((h) => [{ index: h.from, assoc: 0 }, { index: h.to, assoc: -1 }]));
+  const anchors = hunks.map((h, i) => ({ h, from: rel[2 * i]!, to: rel[2 * i + 1]! }));
+  const abs = (r: Y.RelativePosition): number => Y.createAbsolutePositionFromRelativePosition(r, doc)?.index ?? ytext.length;
   const steps: TextEditStep[] = [];
   for (const a of anchors) {
     let at: Y.RelativePosition = a.from;
@@ -147,7 +179,7 @@ export function textEditSteps(ytext: Y.Text, hunks: TextHunk[], pieceChars = 24)
         const from = abs(a.from);
         const to = Math.max(from, abs(a.to));
         if (to > from) ytext.delete(from, to - from);
-        return from;
+        return { index: from, caret: a.from };
       });
     }
     for (let i = 0; i < a.h.insert.length; i += pieceChars) {
@@ -156,8 +188,10 @@ export function textEditSteps(ytext: Y.Text, hunks: TextHunk[], pieceChars = 24)
         const idx = Math.min(abs(at), ytext.length);
         ytext.insert(idx, piece);
         const end = idx + piece.length;
-        at = Y.createRelativePositionFromTypeIndex(ytext, end, -1);
-        return end;
+        // The piece's last character, left-associated: what createRelativePositionFromTypeIndex(ytext,
+        // end, -1) finds, without walking the text to it (the piece is this client's newest item).
+        at = Y.createRelativePositionFromJSON({ type: typeId(ytext), tname: typeName(ytext), item: { client: doc.clientID, clock: Y.getState(doc.store, doc.clientID) - 1 }, assoc: -1 });
+        return { index: end, caret: at };
       });
     }
   }
