@@ -198,17 +198,21 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
   ];
   const latencies: number[] = [];
   const minutes: number[][] = [];
+  const stalls: Array<[number, number]> = [];
   for (let k = 0; k < TYPISTS; k++) {
     for (let n = 0; n < sentAt[k]!.length; n++) {
       const arrivals = typists.map((_, r) => (r === k ? sentAt[k]![n]! : seenBy[k]![r]![n])).filter((x): x is number => x !== undefined);
       if (arrivals.length !== TYPISTS) continue;
       const ms = Math.max(...arrivals) - sentAt[k]![n]!;
       latencies.push(ms);
+      if (ms > 50) stalls.push([sentAt[k]![n]! - started, ms]);
       (minutes[Math.floor((sentAt[k]![n]! - started) / 60_000)] ??= []).push(ms);
     }
   }
   // A cost that grows over the run shows as a p99 that grows minute by minute.
   if (minutes.length > 1) console.log(`  ${withAgent ? 'with' : 'without'} the agent, p99 by minute: ${minutes.map((m) => fmt(summarize(Float64Array.from(m)).p99)).join(', ')} ms`);
+  // When the stalls came (s into the run), to set beside the server's log or a profile.
+  if (stalls.length) console.log(`  stalls over 50 ms at: ${stalls.slice(0, 20).map(([at, ms]) => `${fmt(at / 1000, 1)} s (${fmt(ms, 0)} ms)`).join(', ')}`);
   fresh.destroy();
   if (agent) {
     agent.stdin.write('stop\n');

@@ -5,12 +5,13 @@
  * building the snapshot walks every struct of the document) against `documentHasUpdate` (now:
  * only the structs the update names), side by side on the same document and updates. The document
  * is a 1,000-cell notebook (bench/fixtures.ts) in which an agent rewrites one ~400-character region
- * of a cell in 4-character pieces, as bench/agent-typing.ts has it do (~1 rewrite a second there),
- * with garbage collection on, as the server's documents. Prints µs per update (p50) and the ratio.
+ * of a cell with its own edit engine (the smallest edit, in 4-character pieces), as
+ * bench/agent-typing.ts has it do (~1 rewrite a second there), with garbage collection on, as the
+ * server's documents: each rewrite leaves its deleted pieces between the characters it kept. Prints µs per update (p50) and the ratio.
  * Run: node --import tsx bench/fence-check.ts [--rewrites=0,100,300,1000] [--cells=1000]
  */
 import * as Y from 'yjs';
-import { cellSource, createCell, getCell, initWorkspace, serverOrigin, userOrigin } from '@plexus/shared';
+import { cellSource, createCell, getCell, initWorkspace, planTextEdit, serverOrigin, textEditSteps, userOrigin } from '@plexus/shared';
 import { documentHasUpdate } from '@plexus/server/collab/update-known';
 import { fillNotebook } from './fixtures.ts';
 import { fmt, machine, printTable, summarize } from './lib.ts';
@@ -27,15 +28,14 @@ initWorkspace(doc, { title: 'fence' }, serverOrigin('bench'));
 fillNotebook(doc, CELLS, 20);
 const cellId = createCell(doc, { kind: 'code', author: 'bench', source: `// the agent's cell\n${versionA}\n` }, origin);
 const text = () => getCell(doc, cellId)!.map.get('source') as Y.Text;
-/** One rewrite: the region deleted, the other version typed in 4-character pieces (one transaction each). */
+/** One rewrite by the agent's own edit engine: the smallest edit from one version to the other, in 4-character pieces (one transaction each). */
 function rewrite(to: string): Uint8Array[] {
   const updates: Uint8Array[] = [];
   const record = (u: Uint8Array) => updates.push(u);
   doc.on('update', record);
-  const from = cellSource(getCell(doc, cellId)!).indexOf('\n') + 1;
-  const old = to === versionA ? versionB : versionA;
-  doc.transact(() => text().delete(from, old.length), origin);
-  for (let i = 0; i < to.length; i += 4) doc.transact(() => text().insert(from + i, to.slice(i, i + 4)), origin);
+  const current = cellSource(getCell(doc, cellId)!);
+  const proposed = current.replace(to === versionA ? versionB : versionA, to);
+  for (const step of textEditSteps(text(), planTextEdit(current, current, proposed).hunks, 4)) doc.transact(() => step(), origin);
   doc.off('update', record);
   return updates;
 }
