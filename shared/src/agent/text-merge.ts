@@ -126,8 +126,9 @@ export function replacesMost(current: string, plan: TextEditPlan): boolean {
 export type TextEditStep = () => { index: number; caret: Y.RelativePosition };
 
 /**
- * Relative positions at sorted `indexes` of `ytext`, each as `Y.createRelativePositionFromTypeIndex`
- * makes it (with its `assoc`), in one walk over the text's items instead of one walk per position:
+ * Relative positions at the `wanted` indexes of `ytext` (in any order), each as
+ * `Y.createRelativePositionFromTypeIndex` makes it (with its `assoc`), in one walk over the text's
+ * items instead of one walk per position:
  * a text rewritten many times holds many deleted items, and a plan has a hunk every few characters.
  */
 export function relativePositionsAt(ytext: Y.Text, wanted: Array<{ index: number; assoc: number }>): Y.RelativePosition[] {
@@ -189,8 +190,14 @@ export function textEditSteps(ytext: Y.Text, hunks: TextHunk[], pieceChars = 24)
         ytext.insert(idx, piece);
         const end = idx + piece.length;
         // The piece's last character, left-associated: what createRelativePositionFromTypeIndex(ytext,
-        // end, -1) finds, without walking the text to it (the piece is this client's newest item).
-        at = Y.createRelativePositionFromJSON({ type: typeId(ytext), tname: typeName(ytext), item: { client: doc.clientID, clock: Y.getState(doc.store, doc.clientID) - 1 }, assoc: -1 });
+        // end, -1) finds, without walking the text to it (the piece is this client's newest item;
+        // should Yjs have added anything after it, such as formatting, the walk decides).
+        const last = Y.createID(doc.clientID, Y.getState(doc.store, doc.clientID) - 1);
+        const item = Y.getItem(doc.store, last);
+        at =
+          item instanceof Y.Item && item.parent === ytext && item.content instanceof Y.ContentString
+            ? Y.createRelativePositionFromJSON({ type: typeId(ytext), tname: typeName(ytext), item: { client: last.client, clock: last.clock }, assoc: -1 })
+            : Y.createRelativePositionFromTypeIndex(ytext, end, -1);
         return { index: end, caret: at };
       });
     }
