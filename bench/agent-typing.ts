@@ -12,9 +12,13 @@
  * Besides the percentiles it prints, per run, the keystrokes slower than 50 ms (stalls) and this
  * process's event-loop utilisation while people typed ("bench ELU"): near 1, the bench itself is
  * what limits the figures, not Plexus.
- * Run: npx tsx bench/agent-typing.ts [--seconds=60] [--pause=5] [--kernel-load]
+ * Each stall is set beside the server's and this process's pauses then (event-loop gaps over 30 ms,
+ * GCs over 20 ms: bench/pauses.ts); `--profile-server` also profiles the server's thread and says
+ * what it ran during each of its pauses.
+ * Run: npx tsx bench/agent-typing.ts [--seconds=60] [--pause=5] [--kernel-load] [--profile-server]
  */
 import os from 'node:os';
+import path from 'node:path';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import readline from 'node:readline';
@@ -23,7 +27,8 @@ import * as Y from 'yjs';
 import { cellSource, createCell, getCell, getRun, listRuns, setSetting, postMessage, readCellRun, requestAgentRun, requestRun, requestRunStop, userOrigin } from '@plexus/shared';
 import type { Scenario, ScriptedTurn } from '../agent/src/scripted-llm/scenario.ts';
 import { TokenSigner } from '../server/src/auth/tokens.ts';
-import { BENCH_SECRET, connectClient, createWorkspace, fmt, machine, printTable, sleep, spawnServer, summarize, until, type BenchClient, type ChildServer } from './lib.ts';
+import { pausesNear, profileWindow, recordPauses } from './pauses.ts';
+import { BENCH_SECRET, connectClient, createWorkspace, fmt, machine, printTable, sleep, spawnServer, summarize, tmpDir, until, type BenchClient, type ChildServer } from './lib.ts';
 
 const SECONDS = Number(process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? 60);
 const TYPISTS = 5;
@@ -31,6 +36,8 @@ const TYPISTS = 5;
 const PAUSE_MS = Number(process.argv.find((a) => a.startsWith('--pause='))?.split('=')[1] ?? 5);
 const LETTERS = ['α', 'β', 'γ', 'δ', 'ε'];
 const KERNEL_LOAD = process.argv.includes('--kernel-load');
+/** `--profile-server`: a CPU profile of the server's thread during each run; its pauses are then explained from it. */
+const PROFILE_SERVER = process.argv.includes('--profile-server');
 /** Rewrites per agent run (the bench asks again when a run ends). */
 const RUN_STEPS = Number(process.argv.find((a) => a.startsWith('--run-steps='))?.split('=')[1] ?? 100);
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
@@ -149,6 +156,10 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
 
   // Each typist types its letter at the end of its own line, 5 per second, with jitter.
   const eluStart = performance.eventLoopUtilization();
+  // This process's pauses and the server's, to set beside the stalls (bench/pauses.ts).
+  await server.probe('pauses');
+  if (PROFILE_SERVER) await server.probe('profile-start');
+  const benchPauses = recordPauses();
   const started = performance.now();
   const typed = typists.map(() => 0);
   await Promise.all(
@@ -176,6 +187,11 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
   typing = false;
   const seconds = (performance.now() - started) / 1000;
   const clientElu = performance.eventLoopUtilization(eluStart).utilization;
+  const pauses = [
+    { where: 'server', pauses: (await server.probe('pauses')).pauses },
+    { where: 'bench', pauses: benchPauses.stop() },
+  ];
+  const profile = PROFILE_SERVER ? await server.probe('profile-stop', path.join(tmpDir('plexus-agent-typing-prof-'), 'server.cpuprofile')) : null;
   if (withAgent) {
     const all = listRuns(typists[0]!.doc);
     const steps = all.map((r) => r.activity.length);
@@ -213,6 +229,20 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
   if (minutes.length > 1) console.log(`  ${withAgent ? 'with' : 'without'} the agent, p99 by minute: ${minutes.map((m) => fmt(summarize(Float64Array.from(m)).p99)).join(', ')} ms`);
   // When the stalls came (s into the run), to set beside the server's log or a profile.
   if (stalls.length) console.log(`  stalls over 50 ms at: ${stalls.slice(0, 20).map(([at, ms]) => `${fmt(at / 1000, 1)} s (${fmt(ms, 0)} ms)`).join(', ')}`);
+  // Beside each, what held the server's or this process's thread then (gaps over 30 ms, GCs over 20 ms).
+  for (const [at, ms] of stalls.slice(0, 20)) {
+    const near = pausesNear(performance.timeOrigin + started + at, ms, pauses);
+    console.log(`    ${fmt(at / 1000, 1)} s: ${near.length ? near.join('; ') : 'no pause over 30 ms in the server or the bench'}`);
+  }
+  // With --profile-server: what the server's thread did during each of its pauses.
+  if (profile)
+    for (const p of pauses[0]!.pauses) {
+      const w = profileWindow(profile.file, profile.clock, p.at, p.at + p.ms);
+      console.log(`    server ${p.kind} ${p.ms.toFixed(0)} ms at ${fmt((p.at - performance.timeOrigin - started) / 1000, 1)} s (${w.sampledMs.toFixed(0)} ms sampled busy): ${w.self.join('; ')}`);
+      console.log(`      from: ${w.ours.join('; ') || '—'}`);
+    }
+  const pausesOf = (where: string) => pauses.find((p) => p.where === where)!.pauses;
+  console.log(`  pauses over 30 ms (GC over 20 ms) during the run: server ${pausesOf('server').length}, bench ${pausesOf('bench').length}${pausesOf('server').length ? `; server's longest ${Math.max(...pausesOf('server').map((p) => p.ms)).toFixed(0)} ms` : ''}`);
   fresh.destroy();
   if (agent) {
     agent.stdin.write('stop\n');

@@ -14,6 +14,7 @@ import WebSocket from 'ws';
 import { repoRoot, tmpDir } from '@plexus/testkit/dirs';
 import { QuietWebSocket } from '@plexus/testkit/quiet-ws';
 import { sleep, until } from '@plexus/testkit/wait';
+import type { Pause, ProfileClock } from './pauses.ts';
 
 // The generic plumbing lives in @plexus/testkit; re-exported for the benchmarks that import it here.
 export { repoRoot, sleep, tmpDir, until };
@@ -128,7 +129,8 @@ export interface ChildServer<K extends ServerKind = Exclude<ServerKind, 'static'
   probe(cmd: 'snapshot'): Promise<{ file: string }>;
   /** The main thread's CPU profile of a window: start, then stop writing it to `file`. */
   probe(cmd: 'profile-start'): Promise<void>;
-  probe(cmd: 'profile-stop', file: string): Promise<{ file: string }>;
+  probe(cmd: 'profile-stop', file: string): Promise<{ file: string; clock: ProfileClock }>;
+  probe(cmd: 'pauses'): Promise<{ pauses: Pause[] }>;
   stop(): Promise<void>;
   /** SIGKILL (for a server whose event loop is blocked and cannot handle SIGTERM). */
   kill(): Promise<void>;

@@ -8,17 +8,21 @@
  *   { cmd: 'snapshot' } -> writes a V8 heap snapshot into the working directory, replies with its path
  *   { cmd: 'profile-start' } -> starts the V8 CPU profiler on the main thread (250 µs samples)
  *   { cmd: 'profile-stop', file } -> stops it and writes the profile (.cpuprofile) to `file`: a
- *     profile of a measured window alone, without the start-up that `--cpu-prof` includes
+ *     profile of a measured window alone, without the start-up that `--cpu-prof` includes; with
+ *     `clock`, the monotonic time (µs, the profile's timestamps) and the wall-clock time of now
+ *   { cmd: 'pauses' } -> the main thread's pauses (event-loop gaps over 30 ms, GCs over 20 ms, with
+ *     wall-clock times; bench/pauses.ts) since the last ask
  * Replies carry the request's `id`. Effects: process-wide (IPC listener, histogram timer).
  */
 import fs from 'node:fs';
 import inspector from 'node:inspector';
 import v8 from 'node:v8';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { recordPauses } from './pauses.ts';
 
 interface Request {
   id: number;
-  cmd: 'reset' | 'stats' | 'gc' | 'snapshot' | 'profile-start' | 'profile-stop';
+  cmd: 'reset' | 'stats' | 'gc' | 'snapshot' | 'profile-start' | 'profile-stop' | 'pauses';
   file?: string;
 }
 
@@ -30,6 +34,7 @@ if (process.send) {
   let eluStart: EventLoopUtilization = performance.eventLoopUtilization();
   let cpuStart = process.cpuUsage();
   let wallStart = performance.now();
+  const pauses = recordPauses();
 
   const memory = () => {
     const m = process.memoryUsage();
@@ -85,8 +90,12 @@ if (process.send) {
       case 'profile-stop':
         void post('Profiler.stop').then((res) => {
           fs.writeFileSync(req.file!, JSON.stringify((res as { profile: unknown }).profile));
-          reply({ file: req.file });
+          // The profile's timestamps are this monotonic clock in µs: with this pair they map to wall-clock time.
+          reply({ file: req.file, clock: { monotonicUs: Number(process.hrtime.bigint() / 1000n), epochMs: Date.now() } });
         }, (e) => reply({ error: String(e) }));
+        break;
+      case 'pauses':
+        reply({ pauses: pauses.take() });
         break;
       case 'gc': {
         const gc = (globalThis as { gc?: () => void }).gc;

@@ -7,11 +7,18 @@
  * server does not have (it would wait in Yjs' pending queue and be applied later, under someone
  * else's rights), must be refused before anything is stored or relayed.
  *
- * Two ways to decide, the second only when the first cannot:
+ * Three ways to decide, each only when the one before cannot:
  * - **The pre-check** (shared `precheckUpdate`): reads the decoded update against the live
  *   document and accepts it when it can show that Yjs integrates all of it and that what it does
  *   keeps the rules. Every update of a writer working alone takes this way (typing, cells, chat,
  *   runs, outputs): no second replica, no second apply.
+ * - **Nothing new**: an update whose every struct and deletion the live document has already
+ *   changes nothing when applied: accepted as it is (`update-known.ts`). Stock providers send such
+ *   updates: the sync step 2 a provider answers with, computed from the server's state vector
+ *   while its own last updates were still on their way, repeats them (the agent's peer did so as
+ *   it joined for each run). Before, such an update went to the shadow, which had to be built for
+ *   it: 50–70 ms of the event loop for a workspace with a long history, a keystroke stall for
+ *   everyone on the node (speed issue, gap 1).
  * - **The shadow replica**: the update is applied to a replica identical to the live document and
  *   what it did there is checked (`checkTransaction`); only if that succeeds is it logged and
  *   applied to the live document, where it then cannot fail (same state, same update: Yjs is
@@ -29,6 +36,7 @@
 import * as Y from 'yjs';
 import { CloseCodes, checkTransaction, decodeForPrecheck, precheckUpdate, type DecodedUpdate, type Violation, type Writer } from '@plexus/shared';
 import { ProtocolError } from './errors.ts';
+import { documentHasUpdate } from './update-known.ts';
 
 /** Accepted updates after the shadow's last use during which it is kept (and mirrored) before it is dropped. */
 export const KEEP_SHADOW = 256;
@@ -41,6 +49,8 @@ export interface ValidationStats {
   shadow: number;
   /** Shadow replicas built from a live document. */
   shadowsBuilt: number;
+  /** Accepted as nothing new: the live document had all of the update already. */
+  known: number;
 }
 
 /** Origin of updates already applied to the shadow (so the mirror skips them). */
@@ -60,7 +70,7 @@ interface Entry {
 
 export class ShadowValidator {
   private readonly entries = new Map<string, Entry>();
-  readonly stats: ValidationStats = { precheck: 0, shadow: 0, shadowsBuilt: 0 };
+  readonly stats: ValidationStats = { precheck: 0, shadow: 0, shadowsBuilt: 0, known: 0 };
 
   /**
    * Starts validating updates for a loaded document. `validated` tells which live origins need no
@@ -114,6 +124,10 @@ export class ShadowValidator {
     const e = this.entries.get(name);
     if (!e) return;
     if (e.precheck && this.prechecked(e, update, writer)) return;
+    if (this.nothingNew(e.live, update)) {
+      this.stats.known++;
+      return;
+    }
     this.stats.shadow++;
     if (!e.shadow) e.shadow = this.build(e.live);
     e.keep = KEEP_SHADOW;
@@ -138,6 +152,15 @@ export class ShadowValidator {
       shadow.destroy();
       e.shadow = null;
       throw refusal;
+    }
+  }
+
+  /** The live document has every struct and deletion of `update` (false for one that does not decode: the shadow says why). */
+  private nothingNew(live: Y.Doc, update: Uint8Array): boolean {
+    try {
+      return documentHasUpdate(live, update);
+    } catch {
+      return false;
     }
   }
 

@@ -33,7 +33,7 @@ export interface MetricSources {
   accepting: () => boolean;
   draining: () => boolean;
   /** How incoming updates were validated (collab/shadow.ts). */
-  validation?: () => { precheck: number; shadow: number; shadowsBuilt: number };
+  validation?: () => { precheck: number; shadow: number; shadowsBuilt: number; known: number };
   /** Several nodes (cluster/): what this node serves and relays; null for a single server. */
   cluster?: () => ClusterStats | null;
 }
@@ -118,9 +118,9 @@ export class NodeMetrics {
     counter('plexus_update_bytes_relayed_total', 'Bytes of the document updates sent to connected peers (update size times recipients).', [], () => [[{}, this.relayedBytes]]);
     counter('plexus_updates_appended_total', 'Document updates appended to the write-ahead log (from clients and from the server).', [], () => [[{}, this.appended]]);
     counter('plexus_update_bytes_appended_total', 'Bytes appended to the write-ahead log.', [], () => [[{}, this.appendedBytes]]);
-    counter('plexus_update_checks_total', 'Incoming updates by how they were validated: accepted by the pre-check against the live document (way="precheck"), or decided on a shadow replica (way="shadow": concurrent map writes, unusual updates, every refusal).', ['way'], () => {
+    counter('plexus_update_checks_total', 'Incoming updates by how they were validated: accepted by the pre-check against the live document (way="precheck"), accepted as nothing new because the document had all of it (way="known"), or decided on a shadow replica (way="shadow": concurrent map writes, unusual updates, every refusal).', ['way'], () => {
       const v = src.validation?.();
-      return [[{ way: 'precheck' }, v?.precheck ?? 0], [{ way: 'shadow' }, v?.shadow ?? 0]];
+      return [[{ way: 'precheck' }, v?.precheck ?? 0], [{ way: 'known' }, v?.known ?? 0], [{ way: 'shadow' }, v?.shadow ?? 0]];
     });
     counter('plexus_shadow_replicas_built_total', 'Shadow replicas built from a live document to validate an update the pre-check left to them.', [], () => [[{}, src.validation?.().shadowsBuilt ?? 0]]);
     const cluster = () => src.cluster?.() ?? null;

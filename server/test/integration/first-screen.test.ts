@@ -36,6 +36,20 @@ async function workspace(server: PlexusServer, name: string, n: number): Promise
   return id;
 }
 
+/** A workspace of 40 cells of ~8 KB (over the size worth keeping) written by a server on `dataDir`, which then stops. */
+async function storedBig(dataDir: string, name: string): Promise<{ id: string; expected: string[] }> {
+  const first = await startTestServer({ dataDir });
+  const id = (await api(first.url, first.ownerToken, 'POST', '/api/workspaces', { name })).json.workspace.id as string;
+  const c = hocuspocusClient(first.url, id, first.ownerToken);
+  await c.synced;
+  for (let i = 0; i < 40; i++) createCell(c.doc, { kind: 'code', source: `x${i} = ${i};\n`.repeat(800), author: 'a' }, userOrigin('a'));
+  await waitFor(() => c.provider.unsyncedChanges === 0, { message: 'ack' });
+  const expected = listCells(c.doc).map(cellSource);
+  c.destroy();
+  await first.close();
+  return { id, expected };
+}
+
 const firstScreen = (id: string, token: string | null, query = '') => api(s.url, token, 'GET', `/api/workspaces/${id}/first-screen${query}`);
 const state = (id: string, token: string | null) =>
   fetch(`${s.url}/api/workspaces/${id}/state`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -171,15 +185,7 @@ describe('first screen', () => {
 
   it('after a restart a stored snapshot is checked by one load (not encoded again), then sent without one; one of unknown origin is encoded', async () => {
     const dataDir = tmpDir('plexus-first-screen-restart-');
-    const first = await startTestServer({ dataDir });
-    const id = (await api(first.url, first.ownerToken, 'POST', '/api/workspaces', { name: 'Restarted' })).json.workspace.id as string;
-    const c = hocuspocusClient(first.url, id, first.ownerToken);
-    await c.synced;
-    for (let i = 0; i < 40; i++) createCell(c.doc, { kind: 'code', source: `x${i} = ${i};\n`.repeat(800), author: 'a' }, userOrigin('a'));
-    await waitFor(() => c.provider.unsyncedChanges === 0, { message: 'ack' });
-    const expected = listCells(c.doc).map(cellSource);
-    c.destroy();
-    await first.close();
+    const { id, expected } = await storedBig(dataDir, 'Restarted');
     const read = async (server: PlexusServer) => {
       await waitFor(() => !server.hocuspocus.documents.has(id), { message: 'unloaded', timeout: 30_000 });
       const r = await fetch(`${server.url}/api/workspaces/${id}/state`, { headers: { authorization: `Bearer ${server.ownerToken}` } });
@@ -192,10 +198,12 @@ describe('first screen', () => {
       expect(await again.store.loadParts(id)).toMatchObject({ entries: [], collected: true });
       await read(again); // not checked by this process yet: loaded first
       expect(again.openingReads.stats).toMatchObject({ stateStored: 0, stateFromStorage: 1, stateEncoded: 0 });
+      expect(again.persistence.loads).toEqual({ checked: 1, trusted: 0 });
       await read(again);
       expect(again.openingReads.stats).toMatchObject({ stateStored: 1, stateEncoded: 0 });
-      // The load that follows keeps the same snapshot.
+      // The load that follows keeps the same snapshot, and does not check it again.
       await waitFor(() => again.openingReads.stats.stateFromStorage === 2, { message: 'loaded after it was sent' });
+      expect(again.persistence.loads).toEqual({ checked: 1, trusted: 1 });
     } finally {
       await again.close();
     }
@@ -208,8 +216,33 @@ describe('first screen', () => {
       await read(third);
       await read(third);
       expect(third.openingReads.stats).toMatchObject({ stateStored: 0, stateFromStorage: 0, stateEncoded: 2 });
+      expect(third.persistence.loads).toEqual({ checked: 2, trusted: 0 });
     } finally {
       await third.close();
+    }
+  });
+
+  it('a collected snapshot this process has not checked is checked at load: one that breaks the schema is refused, not sent', async () => {
+    const dataDir = tmpDir('plexus-first-screen-unchecked-');
+    const { id } = await storedBig(dataDir, 'Tampered');
+    // Stored as a collected snapshot, but written by something else: a schema version from the future.
+    const raw = new Database(snapshotFileOf(path.join(dataDir, 'plexus.db')));
+    const row = raw.prepare('SELECT data FROM snapshots WHERE ws = ?').get(id) as { data: Buffer };
+    const doc = new Y.Doc();
+    Y.applyUpdate(doc, new Uint8Array(row.data));
+    doc.getMap('meta').set('schemaVersion', 999); // raw key on purpose: a document no Plexus wrote
+    raw.prepare('UPDATE snapshots SET data = ?, collected = 1 WHERE ws = ?').run(Buffer.from(Y.encodeStateAsUpdate(doc)), id);
+    raw.close();
+    const again = await startTestServer({ dataDir });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const r = await fetch(`${again.url}/api/workspaces/${id}/state`, { headers: { authorization: `Bearer ${again.ownerToken}` } });
+        expect(r.status).toBe(409);
+      }
+      expect(again.openingReads.stats).toMatchObject({ stateStored: 0, stateFromStorage: 0 });
+      expect(again.persistence.loads).toEqual({ checked: 2, trusted: 0 });
+    } finally {
+      await again.close();
     }
   });
 

@@ -3,7 +3,8 @@
  * is accepted by the pre-check against the live document, with no shadow replica built (the
  * memory and the second apply the pre-check saves); what it leaves open — here two people writing
  * the same key at once — is decided on a shadow replica, which is dropped again after
- * KEEP_SHADOW more accepted updates. Refusals go through the shadow, and read as before
+ * KEEP_SHADOW more accepted updates; an update the document has all of already needs neither.
+ * Refusals go through the shadow, and read as before
  * (schema-enforcement.test.ts, bad-input.test.ts cover them).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,5 +91,34 @@ describe('validation of incoming updates', () => {
     await type(text, 1);
     expect(server.persistence.hasShadow(wsId)).toBe(false);
     expect(checks().shadowsBuilt - before.shadowsBuilt).toBe(1);
+  });
+
+  it('an update the document has all of already (a sync reply that crossed the sender\'s own updates) is accepted without a shadow; one with something new is still decided', async () => {
+    const id = createCell(alice.doc, { kind: 'code', source: '', author: 'u_alice' }, userOrigin('u_alice', 'Alice'));
+    const text = listCells(alice.doc).find((c) => c.id === id)!.map.get('source') as Y.Text;
+    await type(text, 3);
+    const sv = Y.encodeStateVector(alice.doc);
+    await type(text, 5);
+    alice.doc.transact(() => text.delete(0, 2), userOrigin('u_alice', 'Alice'));
+    await waitFor(() => (roots(live()).cells.get(id)?.get('source') as Y.Text).length === 6, { message: 'the deletion reached the server' });
+    // What the server has had for a while, sent again: five insertions and a deletion.
+    const again = Y.encodeStateAsUpdate(alice.doc, sv);
+    expect(server.persistence.hasShadow(wsId)).toBe(false);
+    const before = checks();
+    const raw = await rawHocuspocus(server.url, wsId, server.ownerToken);
+    raw.send(hpUpdate(wsId, again));
+    await raw.roundTrip();
+    expect(checks()).toMatchObject({ known: before.known + 1, shadow: before.shadow, shadowsBuilt: before.shadowsBuilt });
+    expect(server.persistence.hasShadow(wsId)).toBe(false);
+    // The same with one more character: not all known, so the shadow decides it (and accepts it).
+    const svNow = Y.encodeStateVector(alice.doc);
+    const bob = new Y.Doc();
+    Y.applyUpdate(bob, Y.encodeStateAsUpdate(alice.doc));
+    (listCells(bob).find((c) => c.id === id)!.map.get('source') as Y.Text).insert(0, 'b');
+    raw.send(hpUpdate(wsId, Y.mergeUpdates([again, Y.encodeStateAsUpdate(bob, svNow)])));
+    await raw.roundTrip();
+    raw.ws.close();
+    expect(checks()).toMatchObject({ known: before.known + 1, shadow: before.shadow + 1, shadowsBuilt: before.shadowsBuilt + 1 });
+    expect((roots(live()).cells.get(id)!.get('source') as Y.Text).toString()).toBe((listCells(bob).find((c) => c.id === id)!.map.get('source') as Y.Text).toString());
   });
 });
