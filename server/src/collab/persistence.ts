@@ -277,7 +277,8 @@ export class DurablePersistence implements Extension {
     if (this.deleted.has(ws)) throw new ProtocolError(CloseCodes.NotFound, ws);
     if (this.fenced.has(ws)) throw new ProtocolError(CloseCodes.WorkspaceMoved, ws);
     if (isEmptyUpdate(update)) return; // e.g. the sync step 2 of a client with nothing new
-    this.shadows.check(ws, update, writer);
+    // Nothing new: what the document has is stored or on its way there; a repeat adds nothing to keep.
+    if (!this.shadows.check(ws, update, writer)) return;
     let appended: Awaitable<number>;
     try {
       appended = this.store.append(ws, update);

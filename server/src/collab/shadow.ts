@@ -118,15 +118,17 @@ export class ShadowValidator {
   /**
    * Decides whether `update` may be applied, by the pre-check or on the shadow; throws
    * ProtocolError (MalformedMessage, SchemaViolation) if not. Call before logging and applying it
-   * to the live document.
+   * to the live document. False when it brings nothing new: there is nothing to log then (and a
+   * repeat whose contents differ from what the document holds under those ids, which Yjs skips,
+   * is not kept either).
    */
-  check(name: string, update: Uint8Array, writer: Writer): void {
+  check(name: string, update: Uint8Array, writer: Writer): boolean {
     const e = this.entries.get(name);
-    if (!e) return;
-    if (e.precheck && this.prechecked(e, update, writer)) return;
+    if (!e) return true;
+    if (e.precheck && this.prechecked(e, update, writer)) return true;
     if (this.nothingNew(e.live, update)) {
       this.stats.known++;
-      return;
+      return false;
     }
     this.stats.shadow++;
     if (!e.shadow) e.shadow = this.build(e.live);
@@ -153,6 +155,7 @@ export class ShadowValidator {
       e.shadow = null;
       throw refusal;
     }
+    return true;
   }
 
   /** The live document has every struct and deletion of `update` (false for one that does not decode: the shadow says why). */

@@ -105,11 +105,13 @@ describe('validation of incoming updates', () => {
     const again = Y.encodeStateAsUpdate(alice.doc, sv);
     expect(server.persistence.hasShadow(wsId)).toBe(false);
     const before = checks();
+    const head = await server.store.logHead(wsId);
     const raw = await rawHocuspocus(server.url, wsId, server.ownerToken);
     raw.send(hpUpdate(wsId, again));
     await raw.roundTrip();
     expect(checks()).toMatchObject({ known: before.known + 1, shadow: before.shadow, shadowsBuilt: before.shadowsBuilt });
     expect(server.persistence.hasShadow(wsId)).toBe(false);
+    expect(await server.store.logHead(wsId)).toBe(head); // nothing logged for it
     // The same with one more character: not all known, so the shadow decides it (and accepts it).
     const svNow = Y.encodeStateVector(alice.doc);
     const bob = new Y.Doc();
@@ -119,6 +121,7 @@ describe('validation of incoming updates', () => {
     await raw.roundTrip();
     raw.ws.close();
     expect(checks()).toMatchObject({ known: before.known + 1, shadow: before.shadow + 1, shadowsBuilt: before.shadowsBuilt + 1 });
+    expect(await server.store.logHead(wsId)).toBe(head + 1);
     expect((roots(live()).cells.get(id)!.get('source') as Y.Text).toString()).toBe((listCells(bob).find((c) => c.id === id)!.map.get('source') as Y.Text).toString());
   });
 });
