@@ -15,7 +15,7 @@
  * storage first; every cold run waits until the server has unloaded it) and `open` (another client
  * holds it open, as in a meeting). Prints p50 / max over runs.
  *
- *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline] [--cpu-prof]
+ *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline,render-all] [--settle=ms] [--cpu-prof]
  *
  * `--network=20[/40]` emulates a 20 Mbit/s link with a 40 ms round trip (default 20 ms);
  * `--modes=fast,fast-uncompressed` compares Plexus as shipped with the same browser asking for
@@ -51,6 +51,13 @@ const NETWORK = (() => {
   return { downloadBytesPerS: (mbit! * 1e6) / 8, rttMs: rtt ?? 20 };
 })();
 const CPU_PROF = process.argv.includes('--cpu-prof');
+/**
+ * `--settle=<ms>`: after typing reaches the others, the page is watched that long more: its long
+ * tasks (main thread busy over 50 ms at a stretch: a key pressed then waits) and how many cells it
+ * holds at the end. With `--modes=fast,render-all`: the notebook rendering its cells as they come
+ * near the viewport (as shipped) against rendering all of them in the background (as before).
+ */
+const SETTLE_MS = Number(process.argv.find((a) => a.startsWith('--settle='))?.split('=')[1] ?? 0);
 const DIST = new URL('../client/dist', import.meta.url).pathname;
 
 const pct = (xs: number[], p: number) => {
@@ -92,9 +99,10 @@ async function main() {
 type Server = Awaited<ReturnType<typeof startChildServer>>;
 /**
  * `fast`: as shipped; `baseline`: the old way (see the header); `fast-uncompressed`: as shipped, but
- * the browser asks for nothing compressed (`Accept-Encoding: identity`), to see what compression does.
+ * the browser asks for nothing compressed (`Accept-Encoding: identity`), to see what compression does;
+ * `render-all`: as shipped, but the notebook renders every cell in the background (`plexus.renderAll`).
  */
-type Mode = 'fast' | 'baseline' | 'fast-uncompressed';
+type Mode = 'fast' | 'baseline' | 'fast-uncompressed' | 'render-all';
 
 /** Until the server has no document open and has folded what it unloaded (a cold run starts from storage, as an idle workspace is stored). */
 async function serverIdle(server: Server): Promise<void> {
@@ -117,6 +125,8 @@ interface Sample {
   marks: Record<string, number>;
   /** Bytes received over the network until the keystroke was checked (HTTP bodies as sent). */
   receivedBytes?: number;
+  /** `--settle`: long tasks in the window after typing reaches others (total and longest, ms), and the cells in the page then. */
+  after?: { longMs: number; longestMs: number; cells: number };
 }
 
 const p50Finite = (xs: number[]) => (xs.some(Number.isFinite) ? pct(xs.filter(Number.isFinite), 50) : NaN);
@@ -153,11 +163,27 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
     await page.waitForFunction(() => performance.getEntriesByName('plexus:server-synced').length > 0, null, { timeout: 120_000 });
     const marks = await page.evaluate((names) => Object.fromEntries(names.map((n) => [n, performance.getEntriesByName(`plexus:${n}`)[0]?.startTime ?? NaN])), [...MARKS]);
     const synced = marks['server-synced']!;
-    return { visible, ready, interactive, synced, reaches: Math.max(interactive, synced), marks };
+    const reaches = Math.max(interactive, synced);
+    const after = SETTLE_MS > 0 ? await page.evaluate(async ([from, ms]) => {
+      const left = from + ms - performance.now();
+      if (left > 0) await new Promise((r) => setTimeout(r, left));
+      const tasks = (window as unknown as { __longTasks: Array<{ start: number; duration: number }> }).__longTasks.filter((t) => t.start >= from && t.start < from + ms);
+      return {
+        longMs: tasks.reduce((s, t) => s + t.duration, 0),
+        longestMs: Math.max(0, ...tasks.map((t) => t.duration)),
+        cells: document.querySelectorAll('[data-testid=notebook] [data-testid=cell]').length,
+      };
+    }, [reaches, SETTLE_MS] as const) : undefined;
+    return { visible, ready, interactive, synced, reaches, marks, ...(after ? { after } : {}) };
   };
   const initScript = (mode: Mode) => {
     if (mode === 'baseline') localStorage.setItem('plexus.fastOpen', '0');
-    const w = window as unknown as { __firstCell?: number; __firstEditor?: number; __docReady?: number };
+    if (mode === 'render-all') localStorage.setItem('plexus.renderAll', '1');
+    const w = window as unknown as { __firstCell?: number; __firstEditor?: number; __docReady?: number; __longTasks: Array<{ start: number; duration: number }> };
+    w.__longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) w.__longTasks.push({ start: e.startTime, duration: e.duration });
+    }).observe({ type: 'longtask', buffered: true });
     new MutationObserver((_m, obs) => {
       if (w.__firstCell === undefined && document.querySelector('[data-testid=cell], [data-testid=first-screen-cell]')) w.__firstCell = performance.now();
       if (w.__docReady === undefined && document.querySelector('[data-testid=doc-ready]')) w.__docReady = performance.now();
@@ -199,8 +225,8 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
   }
   await browser.close();
   holder?.destroy();
-  const p50 = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes'>) => pct(xs.map((x) => x[k]), 50);
-  const max = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes'>) => Math.max(...xs.map((x) => x[k]));
+  const p50 = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after'>) => pct(xs.map((x) => x[k]), 50);
+  const max = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after'>) => Math.max(...xs.map((x) => x[k]));
   console.log(`\n${CELLS} cells, server ${state === 'idle' ? 'idle (loads the workspace from storage)' : 'has the workspace open'} — ms from navigation start, p50 (max)`);
   console.log('mode      cache  first cell visible   document ready     interactive        server synced      typing reaches others');
   for (const cache of ['cold', 'warm'] as const) {
@@ -213,6 +239,14 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
     for (const mode of MODES) {
       const xs = results.get(mode)![cache];
       console.log(`  ${mode} ${cache} marks (p50): ${MARKS.map((m) => `${m} ${p50Finite(xs.map((x) => x.marks[m] ?? NaN)).toFixed(0)}`).join(', ')}; received ${(p50Finite(xs.map((x) => x.receivedBytes ?? NaN)) / 1e6).toFixed(2)} MB`);
+    }
+    if (SETTLE_MS > 0) {
+      for (const mode of MODES) {
+        const xs = results.get(mode)![cache].map((x) => x.after!);
+        const p = (k: 'longMs' | 'longestMs' | 'cells') => pct(xs.map((x) => x[k]), 50).toFixed(0);
+        const m = (k: 'longMs' | 'longestMs' | 'cells') => Math.max(...xs.map((x) => x[k])).toFixed(0);
+        console.log(`  ${mode} ${cache}, the ${SETTLE_MS} ms after typing reaches others (p50 (max)): long tasks ${p('longMs')} (${m('longMs')}) ms in all, the longest ${p('longestMs')} (${m('longestMs')}) ms; cells in the page then ${p('cells')} (${m('cells')})`);
+      }
     }
     if (MODES.length === 2) {
       const [a, b] = MODES.map((m) => results.get(m)![cache]) as [Sample[], Sample[]];

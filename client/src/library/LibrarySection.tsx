@@ -10,7 +10,7 @@ import type { LibraryDoc } from '@plexus/shared';
 import { ApiError } from '../api/http.ts';
 import { useApiToken } from '../api/tokenContext.ts';
 import { useCanEdit, useSession } from '../collab/context.tsx';
-import { cellElement } from '../notebook/controller.ts';
+import { revealCell } from '../notebook/reveal.ts';
 import { useLocalUser } from '../state/user.ts';
 import { deleteLibraryDoc, fetchLibraryText, isLibraryName, LIBRARY_ACCEPT, uploadLibraryDoc } from './api.ts';
 import { useLibraryDocs, useNoteCells } from './useLibrary.ts';
@@ -201,7 +201,7 @@ export function LibrarySection() {
             {notes.map((n, i) => (
               <span key={n.id}>
                 {i > 0 && ', '}
-                <button className="link-btn" data-testid="library-note" onClick={() => cellElement(n.id)?.scrollIntoView({ block: 'center' })}>
+                <button className="link-btn" data-testid="library-note" onClick={() => revealCell(n.id, { scroll: 'center' })}>
                   {n.name}
                 </button>
               </span>

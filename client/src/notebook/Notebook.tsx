@@ -1,21 +1,39 @@
 /**
- * The notebook panel: every cell in `listCells` order, each a cheap placeholder until the mount
- * scheduler gives it a real editor, plus the add bar at the end.
+ * The notebook panel: the cells in `listCells` order, each a cheap placeholder until the mount
+ * scheduler gives it a real editor, plus the add bar at the end. Cells are rendered from the top
+ * as they come near the viewport (what opening costs grows with what is on screen, not with the
+ * notebook: a 10,000-cell notebook does not build 10,000 cells' DOM in the background, a long task
+ * after another while people type); reveal.ts renders down to a cell wanted further on.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { useCanEdit, useSession } from '../collab/context.tsx';
 import { Cell, loadMarkdownEditor } from './Cell.tsx';
 import { InsertBar } from './InsertBar.tsx';
 import { MountScheduler } from './mountScheduler.ts';
-import { NotebookContext, NotebookController } from './controller.ts';
+import { NotebookContext, NotebookController, cellElement } from './controller.ts';
+import { setCellRevealer, type RevealOptions } from './reveal.ts';
 import { handleNotebookKey } from './shortcuts.ts';
 import { useCellList } from './useCellList.ts';
 import { useAgentUi } from '../agent/agentUi.ts';
 import { usePresenterNotebook } from '../presenter/usePresenter.ts';
 
-/** Cells rendered in the first commit; the rest follow in idle-time chunks. */
+/** Cells rendered in the first commit; more follow, a chunk per frame, while the end of the rendered ones is near the viewport. */
 const FIRST_CHUNK = 60;
-const CHUNK = 150;
+const CHUNK = 60;
+/** How near (px, below the viewport) the end of the rendered cells must come for more to be rendered. */
+const GROW_MARGIN_PX = 1500;
+/**
+ * `localStorage['plexus.renderAll'] = '1'`: every cell rendered in the background after the first
+ * ones, 150 per idle moment, as the page did before (bench/browser-load.ts `render-all`).
+ */
+const RENDER_ALL_KEY = 'plexus.renderAll';
+const renderAll = (): boolean => {
+  try {
+    return localStorage.getItem(RENDER_ALL_KEY) === '1';
+  } catch {
+    return false;
+  }
+};
 /** Height reserved per not-yet-rendered cell, so the scrollbar is roughly right meanwhile. */
 const PENDING_CELL_PX = 110;
 
@@ -27,21 +45,48 @@ export function Notebook() {
   const [controller, setController] = useState<NotebookController | null>(null);
   // Presenter mode: the presenter's scroll position is published from here, followers scroll here.
   usePresenterNotebook(scrollRef);
-  // Progressive rendering: a thousand cells would make the first commit (and the style and
-  // layout of ~15k new elements) delay the cells on screen. Render the top first, then the rest
-  // when the browser is idle — after the visible editors have mounted.
+  // Rendering from the top as the cells come near: a thousand cells would make the first commit
+  // (and the style and layout of ~15k new elements) delay the cells on screen, and rendering all
+  // the rest in the background would keep the page busy for seconds. The top first; a chunk more
+  // whenever the space standing in for the rest comes within GROW_MARGIN_PX of the viewport (the
+  // observer is made anew after each chunk, and reports at once whether it still is).
   const [limit, setLimit] = useState(FIRST_CHUNK);
+  const pendingRef = useRef<HTMLDivElement>(null);
+  const more = cells.length > limit;
   useEffect(() => {
-    if (!controller || limit >= cells.length) return;
-    const grow = () => setLimit((l) => l + CHUNK);
-    if (typeof requestIdleCallback === 'function') {
-      const h = requestIdleCallback(grow, { timeout: 300 });
+    const root = scrollRef.current;
+    const spacer = pendingRef.current;
+    if (!controller || !more || !root || !spacer) return;
+    if (renderAll()) {
+      const h = requestIdleCallback(() => setLimit((l) => l + 150), { timeout: 300 });
       return () => cancelIdleCallback(h);
     }
-    const h = setTimeout(grow, 50);
-    return () => clearTimeout(h);
-  }, [controller, limit, cells.length]);
-  const shown = limit >= cells.length ? cells : cells.slice(0, limit);
+    const io = new IntersectionObserver((records) => {
+      if (records.some((r) => r.isIntersecting)) setLimit((l) => l + CHUNK);
+    }, { root, rootMargin: `0px 0px ${GROW_MARGIN_PX}px 0px` });
+    io.observe(spacer);
+    return () => io.disconnect();
+  }, [controller, limit, more]);
+  const shown = more ? cells.slice(0, limit) : cells;
+
+  // A cell wanted further down (reveal.ts): render down to it, then scroll it into view.
+  const cellsRef = useRef(cells);
+  cellsRef.current = cells;
+  const wanted = useRef<{ cellId: string; opts: RevealOptions } | null>(null);
+  const [revealTick, setRevealTick] = useState(0);
+  useEffect(() => setCellRevealer((cellId, opts) => {
+    wanted.current = { cellId, opts };
+    setRevealTick((t) => t + 1);
+  }), []);
+  useLayoutEffect(() => {
+    const w = wanted.current;
+    if (!w) return;
+    const at = cellsRef.current.findIndex((c) => c.id === w.cellId);
+    if (at === -1) return; // not in the list yet (just created): the next render of the list looks again
+    if (at >= limit) return setLimit(at + 1 + FIRST_CHUNK);
+    wanted.current = null;
+    if (w.opts.scroll !== false) cellElement(w.cellId)?.scrollIntoView({ block: w.opts.scroll ?? 'nearest' });
+  }, [cells, limit, revealTick]);
 
   // The markdown editor's code, asked for once the notebook is there: a cell added a moment later
   // then mounts its editor at once and takes the keys typed right after the click.
@@ -84,7 +129,7 @@ export function Notebook() {
             {shown.map((item, i) => (
               <Cell key={item.id} item={item} index={i} count={cells.length} canEdit={canEdit} />
             ))}
-            {shown.length < cells.length && <div className="notebook-pending" style={{ height: (cells.length - shown.length) * PENDING_CELL_PX }} />}
+            {shown.length < cells.length && <div className="notebook-pending" ref={pendingRef} style={{ height: (cells.length - shown.length) * PENDING_CELL_PX }} />}
             {cells.length === 0 && (
               <div className="notebook-empty">
                 {canEdit ? 'This notebook is empty. Add a first cell:' : 'This notebook is empty.'}

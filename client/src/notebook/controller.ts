@@ -20,6 +20,7 @@ import {
 import type { WorkspaceSession } from '../collab/session.ts';
 import type { MountScheduler } from './mountScheduler.ts';
 import { requesterOf } from './run/requester.ts';
+import { revealCell } from './reveal.ts';
 
 export interface EditorHandle {
   /** false: this editor could not take the focus (already destroyed; the one replacing it will). */
@@ -57,15 +58,17 @@ export class NotebookController {
     };
   }
 
-  /** Focuses a cell's editor, mounting it first if needed. */
+  /** Focuses a cell's editor, rendering the notebook down to it and mounting the editor first if needed. */
   focusCell(cellId: string): void {
     const h = this.handles.get(cellId);
     if (h) h.focus();
     else {
       this.pendingFocus = cellId;
-      this.scheduler.pin(cellId, true);
+      // Rendered already: mount its editor now; not rendered yet: with its editor when it is.
+      if (cellElement(cellId)) this.scheduler.pin(cellId, true);
+      else this.scheduler.mountEagerly(cellId);
     }
-    cellElement(cellId)?.scrollIntoView({ block: 'nearest' });
+    revealCell(cellId);
   }
 
   /** Makes the next structural change its own undo step (one click, one undo). */
@@ -79,6 +82,8 @@ export class NotebookController {
     this.scheduler.mountEagerly(id);
     this.step();
     createCell(this.doc, { id, kind, author: this.session.origin.userId, position }, this.origin);
+    // Below the cells rendered so far (added at the end of a long notebook): render down to it.
+    revealCell(id);
     return id;
   }
 

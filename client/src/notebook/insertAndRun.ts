@@ -2,6 +2,7 @@
 import { createCell, listCells, requestRun, type CellId, type PresenceState } from '@plexus/shared';
 import type { WorkspaceSession } from '../collab/session.ts';
 import { requesterOf } from './run/requester.ts';
+import { revealCell } from './reveal.ts';
 
 /** Inserts a cell below the focused cell (or at the end), runs it and scrolls it into view. Returns its id. */
 export function insertCellBelowFocusAndRun(session: WorkspaceSession, cell: { kind: 'sql'; name?: string; source: string } | { kind: 'code'; source: string }): string {
@@ -11,6 +12,6 @@ export function insertCellBelowFocusAndRun(session: WorkspaceSession, cell: { ki
   session.undoManager.stopCapturing();
   const id = createCell(session.doc, { ...cell, author: session.origin.userId, position: after }, session.origin);
   requestRun(session.doc, id, requesterOf(session), session.origin);
-  requestAnimationFrame(() => document.querySelector(`[data-testid="cell"][data-cell-id="${id}"]`)?.scrollIntoView({ block: 'nearest' }));
+  revealCell(id);
   return id;
 }

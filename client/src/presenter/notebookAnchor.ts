@@ -2,9 +2,10 @@
  * The notebook anchor in this page: read where the notebook is scrolled to (top visible cell and
  * the fraction of it scrolled past) and scroll to someone else's anchor. The rules are
  * `anchorIn` / `scrollTopFor` in @plexus/shared; this file only measures the DOM. Effects: reads
- * layout, sets the scroll position.
+ * layout, sets the scroll position, has the notebook render down to an anchor's cell.
  */
 import { anchorIn, scrollTopFor, type CellBox, type NotebookAnchor } from '@plexus/shared';
+import { revealCell } from '../notebook/reveal.ts';
 
 const CELL_SELECTOR = '[data-testid="cell"]';
 
@@ -29,8 +30,13 @@ export function anchorScrollTop(scroller: HTMLElement, anchor: NotebookAnchor): 
   return Math.max(0, Math.min(max, Math.round(scrollTopFor(anchor, boxOf(scroller, el)))));
 }
 
-/** Scrolls `scroller` so `anchor` is at the top (if its cell is rendered and it is not there already). */
+/**
+ * Scrolls `scroller` so `anchor` is at the top (if it is not there already). A cell further down
+ * than the notebook has rendered is rendered first (the caller applies the anchor again for a few
+ * frames).
+ */
 export function scrollToAnchor(scroller: HTMLElement, anchor: NotebookAnchor): void {
   const top = anchorScrollTop(scroller, anchor);
+  if (top === null) return revealCell(anchor.cellId, { scroll: false });
   if (top !== null && Math.abs(scroller.scrollTop - top) > 1) scroller.scrollTop = top;
 }
