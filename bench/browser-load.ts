@@ -15,7 +15,7 @@
  * storage first; every cold run waits until the server has unloaded it) and `open` (another client
  * holds it open, as in a meeting). Prints p50 / max over runs.
  *
- *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline,render-all] [--settle=ms] [--cpu-prof]
+ *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline,render-all] [--settle=ms] [--typing=ms] [--cpu-prof]
  *
  * `--network=20[/40]` emulates a 20 Mbit/s link with a 40 ms round trip (default 20 ms);
  * `--modes=fast,fast-uncompressed` compares Plexus as shipped with the same browser asking for
@@ -58,6 +58,13 @@ const CPU_PROF = process.argv.includes('--cpu-prof');
  * near the viewport (as shipped) against rendering all of them in the background (as before).
  */
 const SETTLE_MS = Number(process.argv.find((a) => a.startsWith('--settle='))?.split('=')[1] ?? 0);
+/**
+ * `--typing=<ms>`: then, that long after typing reached the others, 40 keys are typed (Enter every
+ * tenth) into the first editor, 40 ms apart, and the page's own Event Timing entries give each
+ * keydown's duration (its handling until the next paint; the API reports only those of 16 ms and
+ * more, so fewer means faster).
+ */
+const TYPING_AT_MS = Number(process.argv.find((a) => a.startsWith('--typing='))?.split('=')[1] ?? 0);
 const DIST = new URL('../client/dist', import.meta.url).pathname;
 
 const pct = (xs: number[], p: number) => {
@@ -127,6 +134,8 @@ interface Sample {
   receivedBytes?: number;
   /** `--settle`: long tasks in the window after typing reaches others (total and longest, ms), and the cells in the page then. */
   after?: { longMs: number; longestMs: number; cells: number };
+  /** `--typing`: durations (ms) of the 40 keydowns typed then that took 16 ms or more, and the cells in the page. */
+  typing?: { slow: number[]; cells: number };
 }
 
 const p50Finite = (xs: number[]) => (xs.some(Number.isFinite) ? pct(xs.filter(Number.isFinite), 50) : NaN);
@@ -174,7 +183,25 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
         cells: document.querySelectorAll('[data-testid=notebook] [data-testid=cell]').length,
       };
     }, [reaches, SETTLE_MS] as const) : undefined;
-    return { visible, ready, interactive, synced, reaches, marks, ...(after ? { after } : {}) };
+    let typing: Sample['typing'];
+    if (TYPING_AT_MS > 0) {
+      await page.evaluate(async (at) => {
+        const left = at - performance.now();
+        if (left > 0) await new Promise((r) => setTimeout(r, left));
+      }, reaches + TYPING_AT_MS);
+      const from = await page.evaluate(() => performance.now());
+      await editor.click();
+      for (let i = 0; i < 40; i++) {
+        await page.keyboard.press(i % 10 === 9 ? 'Enter' : 'y');
+        await page.waitForTimeout(40);
+      }
+      typing = await page.evaluate(async (since) => {
+        await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100)));
+        const slow = (window as unknown as { __keyEvents: Array<{ start: number; duration: number }> }).__keyEvents.filter((e) => e.start >= since).map((e) => e.duration);
+        return { slow, cells: document.querySelectorAll('[data-testid=notebook] [data-testid=cell]').length };
+      }, from);
+    }
+    return { visible, ready, interactive, synced, reaches, marks, ...(after ? { after } : {}), ...(typing ? { typing } : {}) };
   };
   const initScript = (mode: Mode) => {
     if (mode === 'baseline') localStorage.setItem('plexus.fastOpen', '0');
@@ -184,6 +211,11 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
     new PerformanceObserver((list) => {
       for (const e of list.getEntries()) w.__longTasks.push({ start: e.startTime, duration: e.duration });
     }).observe({ type: 'longtask', buffered: true });
+    const k = window as unknown as { __keyEvents: Array<{ start: number; duration: number }> };
+    k.__keyEvents = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) if (e.name === 'keydown') k.__keyEvents.push({ start: e.startTime, duration: e.duration });
+    }).observe({ type: 'event', buffered: true, durationThreshold: 16 } as PerformanceObserverInit);
     new MutationObserver((_m, obs) => {
       if (w.__firstCell === undefined && document.querySelector('[data-testid=cell], [data-testid=first-screen-cell]')) w.__firstCell = performance.now();
       if (w.__docReady === undefined && document.querySelector('[data-testid=doc-ready]')) w.__docReady = performance.now();
@@ -225,8 +257,8 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
   }
   await browser.close();
   holder?.destroy();
-  const p50 = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after'>) => pct(xs.map((x) => x[k]), 50);
-  const max = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after'>) => Math.max(...xs.map((x) => x[k]));
+  const p50 = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after' | 'typing'>) => pct(xs.map((x) => x[k]), 50);
+  const max = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after' | 'typing'>) => Math.max(...xs.map((x) => x[k]));
   console.log(`\n${CELLS} cells, server ${state === 'idle' ? 'idle (loads the workspace from storage)' : 'has the workspace open'} — ms from navigation start, p50 (max)`);
   console.log('mode      cache  first cell visible   document ready     interactive        server synced      typing reaches others');
   for (const cache of ['cold', 'warm'] as const) {
@@ -246,6 +278,14 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
         const p = (k: 'longMs' | 'longestMs' | 'cells') => pct(xs.map((x) => x[k]), 50).toFixed(0);
         const m = (k: 'longMs' | 'longestMs' | 'cells') => Math.max(...xs.map((x) => x[k])).toFixed(0);
         console.log(`  ${mode} ${cache}, the ${SETTLE_MS} ms after typing reaches others (p50 (max)): long tasks ${p('longMs')} (${m('longMs')}) ms in all, the longest ${p('longestMs')} (${m('longestMs')}) ms; cells in the page then ${p('cells')} (${m('cells')})`);
+      }
+    }
+    if (TYPING_AT_MS > 0) {
+      for (const mode of MODES) {
+        const xs = results.get(mode)![cache].map((x) => x.typing!);
+        const all = xs.flatMap((x) => x.slow).sort((a, b) => a - b);
+        const q = (p: number) => (all.length ? all[Math.min(all.length - 1, Math.floor((p / 100) * all.length))]!.toFixed(0) : '—');
+        console.log(`  ${mode} ${cache}, 40 keys typed ${TYPING_AT_MS} ms after typing reached others: ${all.length} of ${xs.length * 40} keydowns took 16 ms or more (to the next paint); of those p50 ${q(50)}, p90 ${q(90)}, max ${q(100)} ms; cells in the page ${pct(xs.map((x) => x.cells), 50)}`);
       }
     }
     if (MODES.length === 2) {

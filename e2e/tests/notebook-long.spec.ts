@@ -60,7 +60,7 @@ const topCell = (page: Page): Promise<string | null> =>
   page.getByTestId('notebook').evaluate((scroller) => {
     const top = scroller.getBoundingClientRect().top;
     let found: string | null = null;
-    for (const el of scroller.querySelectorAll<HTMLElement>('[data-testid="cell"]')) {
+    for (const el of Array.from(scroller.querySelectorAll<HTMLElement>('[data-testid="cell"]'))) {
       if (el.getBoundingClientRect().top <= top + 0.5) found = el.dataset.cellId ?? null;
       else break;
     }
