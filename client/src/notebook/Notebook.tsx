@@ -72,17 +72,22 @@ export function Notebook() {
   // A cell wanted further down (reveal.ts): render down to it, then scroll it into view.
   const cellsRef = useRef(cells);
   cellsRef.current = cells;
-  const wanted = useRef<{ cellId: string; opts: RevealOptions } | null>(null);
+  const wanted = useRef<{ cellId: string; opts: RevealOptions; list: typeof cells } | null>(null);
   const [revealTick, setRevealTick] = useState(0);
   useEffect(() => setCellRevealer((cellId, opts) => {
-    wanted.current = { cellId, opts };
+    wanted.current = { cellId, opts, list: cellsRef.current };
     setRevealTick((t) => t + 1);
   }), []);
   useLayoutEffect(() => {
     const w = wanted.current;
     if (!w) return;
     const at = cellsRef.current.findIndex((c) => c.id === w.cellId);
-    if (at === -1) return; // not in the list yet (just created): the next render of the list looks again
+    if (at === -1) {
+      // Not in the list yet (created in the same turn): the list's next version has it. Still
+      // missing after the list changed (a cell removed meanwhile): forget it.
+      if (cellsRef.current !== w.list) wanted.current = null;
+      return;
+    }
     if (at >= limit) return setLimit(at + 1 + FIRST_CHUNK);
     wanted.current = null;
     if (w.opts.scroll !== false) cellElement(w.cellId)?.scrollIntoView({ block: w.opts.scroll ?? 'nearest' });

@@ -38,5 +38,5 @@ export function anchorScrollTop(scroller: HTMLElement, anchor: NotebookAnchor): 
 export function scrollToAnchor(scroller: HTMLElement, anchor: NotebookAnchor): void {
   const top = anchorScrollTop(scroller, anchor);
   if (top === null) return revealCell(anchor.cellId, { scroll: false });
-  if (top !== null && Math.abs(scroller.scrollTop - top) > 1) scroller.scrollTop = top;
+  if (Math.abs(scroller.scrollTop - top) > 1) scroller.scrollTop = top;
 }
