@@ -3,7 +3,7 @@
  * what opening costs grows with what is on screen): it opens with its first cells in the page and
  * builds no more in the background; scrolling down brings the rest; a cell wanted below the
  * rendered ones (one added below the last of them; a presenter's place far down the notebook) is
- * rendered, and focused or scrolled to.
+ * rendered, and focused or scrolled to; the browser's find (Ctrl+F) gets every cell to search.
  */
 import type { Page } from '@playwright/test';
 import { ALICE, BOB, codeContent, expect, openWorkspace, test, waitLive } from '../support/plexus.ts';
@@ -53,6 +53,20 @@ test('a long notebook opens with its first cells only, renders the rest as you s
     .toBe(301);
   await expect(alice.page.locator('.notebook-pending')).toHaveCount(0);
   await expect(alice.page.locator(`[data-testid="cell"][data-cell-id="${cellIds[299]}"]`)).toBeAttached();
+});
+
+test('the browser’s find (Ctrl+F) gets every cell of a long notebook to search', async ({ plexus, actor }) => {
+  const seeds = Array.from({ length: 200 }, (_, i) => ({ kind: 'code' as const, source: `const far${i} = ${i};\n`.repeat(10) }));
+  const { workspace, cellIds } = await plexus.createWorkspace('long find', seeds);
+  const alice = await actor(ALICE);
+  await openWorkspace(alice.page, plexus, workspace.id);
+  await waitLive(alice.page);
+  await idleTwice(alice.page);
+  expect(await rendered(alice.page)).toBe(60);
+  await alice.page.getByTestId('notebook').click({ position: { x: 5, y: 5 } });
+  await alice.page.keyboard.press('Control+KeyF');
+  await expect.poll(() => rendered(alice.page)).toBe(200);
+  await expect(alice.page.locator(`[data-testid="cell"][data-cell-id="${cellIds[199]}"]`)).toContainText('const far199 = 199;');
 });
 
 /** The cell at the top edge of a page's notebook. */

@@ -69,6 +69,18 @@ export function Notebook() {
   }, [controller, limit, more]);
   const shown = more ? cells.slice(0, limit) : cells;
 
+  // The browser's own find (Ctrl+F / Cmd+F) searches the page: the first time someone opens it,
+  // every cell is rendered, so it finds text in cells not scrolled to yet (the keys go on to the
+  // browser as always; one an editor took for its own search is left to it).
+  useEffect(() => {
+    if (!more) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (!e.defaultPrevented && (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'f') setLimit(Number.MAX_SAFE_INTEGER);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [more]);
+
   // A cell wanted further down (reveal.ts): render down to it, then scroll it into view.
   const cellsRef = useRef(cells);
   cellsRef.current = cells;

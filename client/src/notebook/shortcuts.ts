@@ -28,6 +28,7 @@ export const SHORTCUTS: ShortcutHelp[] = [
   { keys: '↑ / ↓', what: 'Select the previous / next cell (cell selected, not editing)' },
   { keys: 'Ctrl+Z / Ctrl+Shift+Z', what: 'In an editor: undo / redo your typing in that cell' },
   { keys: 'Ctrl+Z / Ctrl+Shift+Z', what: 'Outside editors: undo / redo your cell changes (add, delete, move, kind)' },
+  { keys: 'Ctrl+F', what: 'The browser’s find: in a long notebook, every cell is rendered first so it finds them all' },
   { keys: 'Ctrl+.', what: 'Stop the newest running agent run (Esc never stops the agent)' },
   { keys: 'Ctrl+Alt+P', what: 'Present (editors), stop presenting, or stop / rejoin following the presenter' },
   { keys: '@agent', what: 'In the chat: address the agent (↑ / ↓ and Enter pick, Esc closes the list)' },
