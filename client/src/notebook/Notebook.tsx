@@ -20,6 +20,8 @@ import { usePresenterNotebook } from '../presenter/usePresenter.ts';
 /** Cells rendered in the first commit; more follow, a chunk per frame, while the end of the rendered ones is near the viewport. */
 const FIRST_CHUNK = 60;
 const CHUNK = 60;
+/** Cells rendered a frame once the browser's find has been opened (all of them come, without one long freeze). */
+const FIND_CHUNK = 250;
 /** How near (px, below the viewport) the end of the rendered cells must come for more to be rendered. */
 const GROW_MARGIN_PX = 1500;
 /**
@@ -71,15 +73,22 @@ export function Notebook() {
 
   // The browser's own find (Ctrl+F / Cmd+F) searches the page: the first time someone opens it,
   // every cell is rendered, so it finds text in cells not scrolled to yet (the keys go on to the
-  // browser as always; one an editor took for its own search is left to it).
+  // browser as always; one an editor took for its own search is left to it). The rest comes
+  // FIND_CHUNK cells a frame, so the page keeps answering meanwhile.
+  const [findAll, setFindAll] = useState(false);
   useEffect(() => {
-    if (!more) return;
+    if (!more || findAll) return;
     const onKey = (e: KeyboardEvent) => {
-      if (!e.defaultPrevented && (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'f') setLimit(Number.MAX_SAFE_INTEGER);
+      if (!e.defaultPrevented && (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'f') setFindAll(true);
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [more]);
+  }, [more, findAll]);
+  useEffect(() => {
+    if (!findAll || !more) return;
+    const frame = requestAnimationFrame(() => setLimit((l) => l + FIND_CHUNK));
+    return () => cancelAnimationFrame(frame);
+  }, [findAll, more, limit]);
 
   // A cell wanted further down (reveal.ts): render down to it, then scroll it into view.
   const cellsRef = useRef(cells);
