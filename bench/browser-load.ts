@@ -15,7 +15,11 @@
  * storage first; every cold run waits until the server has unloaded it) and `open` (another client
  * holds it open, as in a meeting). Prints p50 / max over runs.
  *
- *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline,render-all] [--settle=ms] [--typing=ms] [--cpu-prof]
+ *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline,render-all,previous] [--previous-dist=DIR] [--settle=ms] [--typing=ms] [--edits=N] [--cpu-prof]
+ *
+ * `--modes=fast,previous --previous-dist=DIR` compares the client as built now with another build of
+ * it (say the previous revision's `client/dist`, built in a worktree): a second server, on a copy of
+ * the same data, serves that build; cases alternate between the two as between any modes.
  *
  * `--network=20[/40]` emulates a 20 Mbit/s link with a 40 ms round trip (default 20 ms);
  * `--modes=fast,fast-uncompressed` compares Plexus as shipped with the same browser asking for
@@ -25,6 +29,7 @@
  * profiled (V8 sampling through the DevTools protocol, mapped back through the bundle's source
  * maps) and summarised; profiles in bench/results/profiles/browser-load-*.cpuprofile.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { chromium } from '@playwright/test';
@@ -65,7 +70,16 @@ const SETTLE_MS = Number(process.argv.find((a) => a.startsWith('--settle='))?.sp
  * more, so fewer means faster).
  */
 const TYPING_AT_MS = Number(process.argv.find((a) => a.startsWith('--typing='))?.split('=')[1] ?? 0);
+/**
+ * `--edits=N`: then N small edits arrive, one transaction each (as the agent's or other people's
+ * keystrokes do), and the page is watched 4 s more: its long tasks then. Past 500 entries the
+ * browser's copy of the document is folded into one (`--modes=fast,previous`: a worker merging the
+ * stored entries, against y-indexeddb encoding the whole document on the page).
+ */
+const EDITS = Number(process.argv.find((a) => a.startsWith('--edits='))?.split('=')[1] ?? 0);
 const DIST = new URL('../client/dist', import.meta.url).pathname;
+/** `--previous-dist=DIR`: the build mode `previous` is served from (see the header). */
+const PREVIOUS_DIST = process.argv.find((a) => a.startsWith('--previous-dist='))?.split('=')[1] ?? null;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -93,23 +107,36 @@ async function buildFixture(dir: string): Promise<Map<number, string>> {
 async function main() {
   const dir = tmpDir('plexus-bench-browser-');
   const ids = await buildFixture(dir);
+  const servers = new Map<ServerRole, Server>();
+  if (MODES.includes('previous')) {
+    if (!PREVIOUS_DIST) throw new Error('mode previous needs --previous-dist=DIR (another build of the client)');
+    // A copy of the same data: the two servers never share a database.
+    const copy = tmpDir('plexus-bench-browser-previous-');
+    // (The fixture's server has closed; its database may still be dropping its -wal file: skip what went.)
+    fs.cpSync(dir, copy, { recursive: true, filter: (src) => fs.existsSync(src) });
+    servers.set('previous', await startChildServer(copy, { PLEXUS_CLIENT_DIR: path.resolve(PREVIOUS_DIST) }));
+  }
   const server = await startChildServer(dir, { PLEXUS_CLIENT_DIR: DIST });
+  servers.set('main', server);
   console.log(`browser load, ${RUNS} runs per case, headless Chromium${NETWORK ? `, network emulated: ${((NETWORK.downloadBytesPerS * 8) / 1e6).toFixed(0)} Mbit/s down, ${NETWORK.rttMs} ms round trip` : ''}; load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   try {
-    for (const CELLS of SIZES) for (const state of SERVER_STATES) await measureSize(server, CELLS, ids.get(CELLS)!, state);
+    for (const CELLS of SIZES) for (const state of SERVER_STATES) await measureSize(servers, CELLS, ids.get(CELLS)!, state);
   } finally {
-    await server.kill('SIGTERM');
+    for (const s of servers.values()) await s.kill('SIGTERM');
   }
   console.log(`load average at end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 }
 
 type Server = Awaited<ReturnType<typeof startChildServer>>;
+/** `previous`: the server of the other build (`--previous-dist`); `main`: the one of client/dist. */
+type ServerRole = 'main' | 'previous';
 /**
  * `fast`: as shipped; `baseline`: the old way (see the header); `fast-uncompressed`: as shipped, but
  * the browser asks for nothing compressed (`Accept-Encoding: identity`), to see what compression does;
- * `render-all`: as shipped, but the notebook renders every cell in the background (`plexus.renderAll`).
+ * `render-all`: as shipped, but the notebook renders every cell in the background (`plexus.renderAll`);
+ * `previous`: as shipped, in the build `--previous-dist` names.
  */
-type Mode = 'fast' | 'baseline' | 'fast-uncompressed' | 'render-all';
+type Mode = 'fast' | 'baseline' | 'fast-uncompressed' | 'render-all' | 'previous';
 
 /** Until the server has no document open and has folded what it unloaded (a cold run starts from storage, as an idle workspace is stored). */
 async function serverIdle(server: Server): Promise<void> {
@@ -136,6 +163,8 @@ interface Sample {
   after?: { longMs: number; longestMs: number; cells: number };
   /** `--typing`: durations (ms) of the 40 keydowns typed then that took 16 ms or more, and the cells in the page. */
   typing?: { slow: number[]; cells: number };
+  /** `--edits`: long tasks (total, longest; ms) from the first edit until 4 s after the last. */
+  edits?: { longMs: number; longestMs: number };
 }
 
 const p50Finite = (xs: number[]) => (xs.some(Number.isFinite) ? pct(xs.filter(Number.isFinite), 50) : NaN);
@@ -143,18 +172,22 @@ const p50Finite = (xs: number[]) => (xs.some(Number.isFinite) ? pct(xs.filter(Nu
 /** The session's marks, in the order they normally come: where the time to an editable notebook goes. */
 const MARKS = ['session-start', 'idb-synced', 'state-fetched', 'state-applied', 'server-synced'] as const;
 
-async function measureSize(server: Server, CELLS: number, ws: string, state: 'idle' | 'open'): Promise<void> {
-  // `open`: another person has the workspace open for the whole case.
-  const holder = state === 'open' ? hocuspocusClient(server.url, ws, server.ownerToken) : null;
-  if (holder) await holder.synced;
+async function measureSize(servers: Map<ServerRole, Server>, CELLS: number, ws: string, state: 'idle' | 'open'): Promise<void> {
+  const serverOf = (mode: Mode) => servers.get(mode === 'previous' ? 'previous' : 'main')!;
+  // `open`: another person has the workspace open for the whole case (on each server).
+  const holders = state === 'open' ? [...servers.values()].map((s) => hocuspocusClient(s.url, ws, s.ownerToken)) : [];
+  for (const h of holders) await h.synced;
   const browser = await chromium.launch({
     executablePath: process.env.PLEXUS_CHROMIUM ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
-  const url = `${server.url}/w/${ws}?token=${server.ownerToken}`;
+  const urlOf = (mode: Mode) => `${serverOf(mode).url}/w/${ws}?token=${serverOf(mode).ownerToken}`;
   const measure = async (page: import('@playwright/test').Page): Promise<Sample> => {
-    await page.waitForSelector('[data-testid=cell], [data-testid=first-screen-cell]', { timeout: 120_000 });
-    await page.waitForSelector('.cm-content[contenteditable=true]', { timeout: 120_000 });
+    // Waiting for the elements to be there, not visible: Playwright checks visibility by laying
+    // the page out every frame (~60 ms of the page's main thread at a time for 1,000 cells on 2
+    // cores), which would slow down what is measured. The times come from the observer below.
+    await page.waitForSelector('[data-testid=cell], [data-testid=first-screen-cell]', { timeout: 120_000, state: 'attached' });
+    await page.waitForSelector('.cm-content[contenteditable=true]', { timeout: 120_000, state: 'attached' });
     // Interactive: the first editable editor is in the page (time taken by the observer); check
     // that it really takes a keystroke into the document, outside the timing.
     const { visible, interactive, ready } = await page.evaluate(() => {
@@ -201,7 +234,19 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
         return { slow, cells: document.querySelectorAll('[data-testid=notebook] [data-testid=cell]').length };
       }, from);
     }
-    return { visible, ready, interactive, synced, reaches, marks, ...(after ? { after } : {}), ...(typing ? { typing } : {}) };
+    const edits = EDITS > 0 ? await page.evaluate(async (n) => {
+      // The copy open first (an open before the edits would store them whole anyway).
+      while (!performance.getEntriesByName('plexus:idb-synced').length) await new Promise((r) => setTimeout(r, 50));
+      const { session } = (globalThis as unknown as { __plexus: { session: { doc: Y.Doc; origin: unknown } } }).__plexus;
+      // A code cell's text (markdown cells hold an XML fragment).
+      const text = [...session.doc.getMap<Y.Map<unknown>>('cells').values()].map((c) => c.get('source')).find((s) => typeof (s as Y.Text).toDelta === 'function') as Y.Text;
+      const from = performance.now();
+      for (let i = 0; i < n; i++) session.doc.transact(() => text.insert(0, 'e'), session.origin);
+      await new Promise((r) => setTimeout(r, 4000));
+      const tasks = (window as unknown as { __longTasks: Array<{ start: number; duration: number }> }).__longTasks.filter((t) => t.start >= from);
+      return { longMs: tasks.reduce((s, t) => s + t.duration, 0), longestMs: Math.max(0, ...tasks.map((t) => t.duration)) };
+    }, EDITS) : undefined;
+    return { visible, ready, interactive, synced, reaches, marks, ...(after ? { after } : {}), ...(typing ? { typing } : {}), ...(edits ? { edits } : {}) };
   };
   const initScript = (mode: Mode) => {
     if (mode === 'baseline') localStorage.setItem('plexus.fastOpen', '0');
@@ -228,7 +273,7 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
     // Alternate which mode goes first, so neither always follows the other.
     const order = r % 2 === 0 ? MODES : [...MODES].reverse();
     for (const mode of order) {
-      if (state === 'idle') await serverIdle(server);
+      if (state === 'idle') await serverIdle(serverOf(mode));
       const ctx = await browser.newContext(mode === 'fast-uncompressed' ? { extraHTTPHeaders: { 'accept-encoding': 'identity' } } : {});
       await ctx.addInitScript(initScript, mode);
       const page = await ctx.newPage();
@@ -250,15 +295,15 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
           reportPageProfile(await stop(), DIST, path.join(import.meta.dirname, 'results', 'profiles', `browser-load-${CELLS}-${state}-${mode}-${cache}.cpuprofile`));
         }
       };
-      await profiled('cold', () => page.goto(url));
+      await profiled('cold', () => page.goto(urlOf(mode)));
       await profiled('warm', () => page.reload());
       await ctx.close();
     }
   }
   await browser.close();
-  holder?.destroy();
-  const p50 = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after' | 'typing'>) => pct(xs.map((x) => x[k]), 50);
-  const max = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after' | 'typing'>) => Math.max(...xs.map((x) => x[k]));
+  for (const h of holders) h.destroy();
+  const p50 = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after' | 'typing' | 'edits'>) => pct(xs.map((x) => x[k]), 50);
+  const max = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after' | 'typing' | 'edits'>) => Math.max(...xs.map((x) => x[k]));
   console.log(`\n${CELLS} cells, server ${state === 'idle' ? 'idle (loads the workspace from storage)' : 'has the workspace open'} — ms from navigation start, p50 (max)`);
   console.log('mode      cache  first cell visible   document ready     interactive        server synced      typing reaches others');
   for (const cache of ['cold', 'warm'] as const) {
@@ -278,6 +323,14 @@ async function measureSize(server: Server, CELLS: number, ws: string, state: 'id
         const p = (k: 'longMs' | 'longestMs' | 'cells') => pct(xs.map((x) => x[k]), 50).toFixed(0);
         const m = (k: 'longMs' | 'longestMs' | 'cells') => Math.max(...xs.map((x) => x[k])).toFixed(0);
         console.log(`  ${mode} ${cache}, the ${SETTLE_MS} ms after typing reaches others (p50 (max)): long tasks ${p('longMs')} (${m('longMs')}) ms in all, the longest ${p('longestMs')} (${m('longestMs')}) ms; cells in the page then ${p('cells')} (${m('cells')})`);
+      }
+    }
+    if (EDITS > 0) {
+      for (const mode of MODES) {
+        const xs = results.get(mode)![cache].map((x) => x.edits!);
+        const p = (k: 'longMs' | 'longestMs') => pct(xs.map((x) => x[k]), 50).toFixed(0);
+        const m = (k: 'longMs' | 'longestMs') => Math.max(...xs.map((x) => x[k])).toFixed(0);
+        console.log(`  ${mode} ${cache}, ${EDITS} edits then 4 s (p50 (max)): long tasks ${p('longMs')} (${m('longMs')}) ms in all, the longest ${p('longestMs')} (${m('longestMs')}) ms`);
       }
     }
     if (TYPING_AT_MS > 0) {

@@ -9,6 +9,7 @@ import { useSession } from '../collab/context.tsx';
 import { useLocalUser } from '../state/user.ts';
 import { AgentHeader } from '../agent/AgentHeader.tsx';
 import { useRuns } from '../agent/useAgent.ts';
+import { useAgentUi } from '../agent/agentUi.ts';
 import { ChatMessage } from './ChatMessage.tsx';
 import { threadOrder } from './thread.ts';
 import { useMessages } from './useMessages.ts';
@@ -16,16 +17,22 @@ import { useMessages } from './useMessages.ts';
 /** The composer's editor (tiptap) comes as its own chunk, shared with the markdown cells' editor. */
 const Composer = lazy(() => import('./Composer.tsx').then((m) => ({ default: m.Composer })));
 
-/** Where the composer will be, while its code loads (nothing to type into yet). */
-function ComposerLoading() {
+/**
+ * Where the composer will be, until the page is idle after opening (its editor costs the notebook's
+ * first editors ~50 ms on a slow machine) or someone goes to type there: `onWant` then brings it, focused.
+ */
+function ComposerLoading({ onWant }: { onWant?: () => void }) {
   return (
-    <div className="composer is-loading" aria-busy="true">
+    <div className="composer is-loading" aria-busy="true" data-testid="chat-composer-waiting" tabIndex={onWant ? 0 : undefined} onPointerDown={onWant} onFocus={onWant}>
       <div className="composer-field">
         <div className="composer-placeholder">Message…</div>
       </div>
     </div>
   );
 }
+
+/** The composer is brought this long after the panel at the latest, idle or not (ms). */
+const COMPOSER_IDLE_TIMEOUT_MS = 1500;
 
 const PAGE = 200;
 /** Within this many px of the bottom counts as "following the conversation". */
@@ -42,6 +49,16 @@ export function ChatPanel() {
   const stick = useRef(true);
   // Something arrived while the reader was scrolled up: offer a way back down.
   const [unseen, setUnseen] = useState(false);
+  // The composer once the page is idle, or at once with the caret in it when someone goes to type
+  // there (or "Reply" on an answer wants it).
+  const [composer, setComposer] = useState<'waiting' | 'idle' | 'wanted'>('waiting');
+  const replyTo = useAgentUi((s) => s.replyTo);
+  useEffect(() => {
+    if (composer !== 'waiting') return;
+    if (replyTo) return setComposer('wanted');
+    const h = requestIdleCallback(() => setComposer('idle'), { timeout: COMPOSER_IDLE_TIMEOUT_MS });
+    return () => cancelIdleCallback(h);
+  }, [composer, replyTo]);
 
   const onScroll = () => {
     const el = listRef.current!;
@@ -56,12 +73,21 @@ export function ChatPanel() {
     setUnseen(false);
   };
 
-  // After every change (new message, streamed text, run progress), follow the newest unless scrolled up.
+  // After every change (new message, streamed text, run progress), follow the newest unless scrolled
+  // up — in the coming frame, before it is painted: reading the list's height right here would lay
+  // the whole page out at once (~60 ms while a workspace opens on a slow machine, and again for
+  // every chunk an agent streams), only for the rest of this task to change it again.
   useLayoutEffect(() => {
     const el = listRef.current;
     if (!el) return;
-    if (stick.current) el.scrollTop = el.scrollHeight;
-    else setUnseen(true);
+    if (!stick.current) {
+      setUnseen(true);
+      return;
+    }
+    const frame = requestAnimationFrame(() => {
+      if (stick.current) el.scrollTop = el.scrollHeight;
+    });
+    return () => cancelAnimationFrame(frame);
   }, [messages, runs]);
 
   // Ctrl/Cmd+. stops the newest run still going, wherever the focus is.
@@ -104,14 +130,19 @@ export function ChatPanel() {
           New messages ↓
         </button>
       )}
-      <Suspense fallback={<ComposerLoading />}>
-        <Composer
-          onSent={() => {
-            stick.current = true;
-            setUnseen(false);
-          }}
-        />
-      </Suspense>
+      {composer === 'waiting' ? (
+        <ComposerLoading onWant={() => setComposer('wanted')} />
+      ) : (
+        <Suspense fallback={<ComposerLoading />}>
+          <Composer
+            autoFocus={composer === 'wanted'}
+            onSent={() => {
+              stick.current = true;
+              setUnseen(false);
+            }}
+          />
+        </Suspense>
+      )}
     </div>
   );
 }

@@ -64,7 +64,7 @@ function convertTypedMentions(editor: Editor): boolean {
   return true;
 }
 
-export function Composer({ onSent }: { onSent(): void }) {
+export function Composer({ onSent, autoFocus = false }: { onSent(): void; autoFocus?: boolean }) {
   const canEdit = useCanEdit();
   if (!canEdit) {
     return (
@@ -74,10 +74,10 @@ export function Composer({ onSent }: { onSent(): void }) {
       </div>
     );
   }
-  return <DraftComposer onSent={onSent} />;
+  return <DraftComposer onSent={onSent} autoFocus={autoFocus} />;
 }
 
-function DraftComposer({ onSent }: { onSent(): void }) {
+function DraftComposer({ onSent, autoFocus }: { onSent(): void; autoFocus: boolean }) {
   const session = useSession();
   const user = useLocalUser((s) => s.user);
   const askAgent = useAgentUi((s) => s.askAgent);
@@ -95,6 +95,8 @@ function DraftComposer({ onSent }: { onSent(): void }) {
   const sendRef = useRef<() => void>(() => {});
 
   const editor = useEditor({
+    // Brought because someone went to type here (ChatPanel): the caret goes in at once.
+    autofocus: autoFocus ? 'end' : false,
     extensions: [
       StarterKit.configure({
         blockquote: false, bold: false, bulletList: false, code: false, codeBlock: false, heading: false, horizontalRule: false,

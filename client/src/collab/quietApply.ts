@@ -4,19 +4,18 @@
  * document's `'update'` listeners; for a 16 MiB, 10,000-cell document that re-encode costs as much
  * as a third of applying it, on the main thread, before anything is editable. The listeners a
  * session has then do not need it: the provider ignores what came through itself (the origin
- * given here) and the local copy (y-indexeddb) is given the fetched bytes as they are
- * (storeUpdateBytes). Hooks that only want to know "the document changed" listen to
+ * given here) and the local copy (localCopy.ts) is given the fetched bytes as they are
+ * (`keep`). Hooks that only want to know "the document changed" listen to
  * `'afterTransaction'`, which costs nothing extra.
  *
  * The listeners are set aside for those transactions only: a transaction that another listener
  * starts meanwhile (nested, cleaned up right after it) has them back, so its update is sent and
- * stored as usual. The session also loads its local copy this way (origin: y-indexeddb, which
+ * stored as usual. The session also loads its local copy this way (origin: the copy, which
  * ignores its own) while its socket is not yet connected.
  * Relies on lib0's Observable keeping listeners in `_observers` (a Map of Sets), as lib0 0.2.x
  * does; quietApply.test.ts fails if that changes.
  */
 import * as Y from 'yjs';
-import type { IndexeddbPersistence } from 'y-indexeddb';
 
 type Listeners = Map<string, Set<unknown>>;
 
@@ -64,23 +63,4 @@ export function applyWithoutUpdateEvent(doc: Y.Doc, update: Uint8Array, origin: 
   } finally {
     loud();
   }
-}
-
-/**
- * Adds an update's bytes to a y-indexeddb copy as they are (its `updates` store, as y-indexeddb
- * writes them): what its own listener would have stored, without encoding it again. The copy must
- * be open (after `whenSynced`).
- */
-export function storeUpdateBytes(idb: IndexeddbPersistence, update: Uint8Array): Promise<void> {
-  const db = idb.db;
-  if (!db) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const tx = db.transaction(['updates'], 'readwrite');
-    tx.objectStore('updates').add(update);
-    // Counted as y-indexeddb counts its own, so it still folds its entries into one in time.
-    idb._dbsize++;
-    tx.oncomplete = () => resolve();
-    tx.onerror = () => reject(tx.error);
-    tx.onabort = () => reject(tx.error);
-  });
 }

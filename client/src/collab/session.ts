@@ -7,7 +7,6 @@
 import * as Y from 'yjs';
 import { Awareness } from 'y-protocols/awareness';
 import { HocuspocusProvider } from '@hocuspocus/provider';
-import { IndexeddbPersistence } from 'y-indexeddb';
 import {
   createUserUndoManager,
   HOCUSPOCUS_PATH,
@@ -27,7 +26,8 @@ import type { Workspace } from '../api/workspaces.ts';
 import type { LocalUser } from '../state/user.ts';
 import { classifyAuthFailure, classifyProblem, type SessionProblem } from './problems.ts';
 import { markLocalCopy } from './localCopies.ts';
-import { applyWithoutUpdateEvent, quietTransactions, storeUpdateBytes } from './quietApply.ts';
+import { applyWithoutUpdateEvent, quietTransactions } from './quietApply.ts';
+import { LocalCopy } from './localCopy.ts';
 
 export type ConnectionStatus = 'connected' | 'connecting' | 'offline';
 
@@ -52,6 +52,14 @@ const REJOIN_MAX_MS = 30_000;
 const EARLY_STATE_WAIT_MS = 15_000;
 /** How long the socket waits for this browser's copy of the document to load before it connects anyway. */
 const LOCAL_COPY_WAIT_MS = 3_000;
+/**
+ * After the document fetched while opening is applied, the notebook waits this long at most for
+ * the socket's sync before it renders (the first screen stays meanwhile). The sync is one round
+ * trip to a server that has the document (a few ms), but the page handles the answer only between
+ * its tasks: started first, the notebook's render and its first editors (hundreds of ms on a slow
+ * machine) would hold it, and a key typed then would reach the others only after them.
+ */
+const SYNC_BEFORE_RENDER_MS = 150;
 
 /**
  * This person's presence, built exactly as the server stamps it (`stampPresenceUser`): the id under
@@ -74,7 +82,8 @@ export class WorkspaceSession {
   readonly doc = new Y.Doc();
   readonly awareness: Awareness;
   readonly provider: HocuspocusProvider;
-  readonly idb: IndexeddbPersistence;
+  /** This browser's copy of the document (IndexedDB). */
+  readonly idb: LocalCopy;
   /** The local user's origin for every helper write; one object per session (undo compares identity). */
   readonly origin: UserOrigin;
   /** Structural undo (cells added/deleted/moved/re-kinded, title, chat) of this user only. */
@@ -93,13 +102,14 @@ export class WorkspaceSession {
   private listeners = new Set<() => void>();
   private wsStatus: 'connecting' | 'connected' | 'disconnected' = 'connecting';
   private idbSynced = false;
-  /** The document fetched while opening has been applied (content to show before the sync). */
-  private stateApplied = false;
+  /** The document fetched while opening has been applied, and the sync waited for (content to show before the sync). */
+  private stateShown = false;
   private destroyed = false;
   private offlineTimer: ReturnType<typeof setTimeout>;
   private rejoinTimer: ReturnType<typeof setTimeout> | undefined;
   private rejoinDelay = REJOIN_MIN_MS;
   private earlyStateTimer: ReturnType<typeof setTimeout> | undefined;
+  private showTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly workspace: Workspace,
@@ -121,7 +131,7 @@ export class WorkspaceSession {
 
     // Viewers keep their own copy: an editor's unsynced offline edits in this browser must never
     // be replayed through a view-only connection (the server would refuse them forever).
-    this.idb = new IndexeddbPersistence(idbName(workspace.id, workspace.epoch) + (role === 'viewer' ? ':view' : ''), this.doc);
+    this.idb = new LocalCopy(idbName(workspace.id, workspace.epoch) + (role === 'viewer' ? ':view' : ''), this.doc);
     this.idb.whenSynced.then(() => {
       // Marks for performance measurements (visible in DevTools and to Playwright).
       performance.mark('plexus:idb-synced');
@@ -228,17 +238,19 @@ export class WorkspaceSession {
         if (state && !this.destroyed && !this.provider.isSynced) {
           try {
             performance.mark('plexus:state-fetched');
-            // Once y-indexeddb has opened the local copy it stores only what the 'update' event
-            // brings; before, it stores the whole document itself when it opens (fetched state included).
-            const copyOpen = this.idb.synced;
+            // Applied without an 'update' event: the local copy is handed the bytes as they came
+            // (stored now, or when its database opens).
             applyWithoutUpdateEvent(this.doc, state, this.provider);
-            if (copyOpen) storeUpdateBytes(this.idb, state).catch((e) => console.warn('Plexus: the fetched document could not be kept in this browser; it will be synced again next time', e));
+            this.idb.keep(state);
             performance.mark('plexus:state-applied');
-            this.stateApplied = true;
-            // The token and the sync leave in this task's microtasks; the notebook renders in the
-            // next task (a render scheduled now would run first), while the server answers.
+            // The token and the sync leave in this task's microtasks (or once the socket's opening
+            // has been handled); the notebook renders when the sync is done ('synced' above), or
+            // SYNC_BEFORE_RENDER_MS from now if it is slower.
             connect();
-            setTimeout(() => this.update(), 0);
+            this.showTimer = setTimeout(() => {
+              this.stateShown = true;
+              this.update();
+            }, SYNC_BEFORE_RENDER_MS);
             return;
           } catch (e) {
             console.warn('Plexus: the document fetched while opening could not be applied; the sync will bring it', e);
@@ -333,7 +345,7 @@ export class WorkspaceSession {
     const hasContent = roots(this.doc).meta.size > 0 || roots(this.doc).cells.size > 0;
     // An empty local copy is not worth showing while the server may still answer.
     const ready =
-      prev.ready || serverSynced || this.stateApplied || (this.idbSynced && (hasContent || offlineTimeout || status === 'offline' || fatal));
+      prev.ready || serverSynced || this.stateShown || (this.idbSynced && (hasContent || offlineTimeout || status === 'offline' || fatal));
     const next: SessionSnapshot = { status, ready, serverSynced, problem: problem ?? prev.problem };
     if (
       next.status !== prev.status ||
@@ -358,6 +370,7 @@ export class WorkspaceSession {
     clearTimeout(this.offlineTimer);
     clearTimeout(this.rejoinTimer);
     clearTimeout(this.earlyStateTimer);
+    clearTimeout(this.showTimer);
     this.undoManager.destroy();
     this.provider.destroy();
     void this.idb.destroy();
