@@ -126,3 +126,22 @@ test('the chat composer comes when the page is idle, or at once, focused, when s
   await expect(alice.page.getByTestId('chat-message').filter({ hasText: 'on demand' })).toHaveCount(1);
   await waitLive(alice.page);
 });
+
+test('without IndexedDB the workspace works and nothing piles up in memory waiting for a copy', async ({ plexus, actor }) => {
+  const { workspace, cellIds } = await plexus.createWorkspace('no copy', [{ kind: 'code', source: 'let n = 0;' }]);
+  const alice = await actor(ALICE);
+  // A browser that refuses IndexedDB (as some private windows do): every open fails.
+  await alice.page.addInitScript(() => {
+    IDBFactory.prototype.open = function () {
+      const request = {} as Record<string, unknown>;
+      setTimeout(() => (request.onerror as ((e: unknown) => void) | undefined)?.({ target: { error: new DOMException('refused', 'InvalidStateError') } }), 0);
+      return request as unknown as IDBOpenDBRequest;
+    };
+  });
+  await openWorkspace(alice.page, plexus, workspace.id);
+  await codeContent(alice.page, cellIds[0]!).click();
+  await alice.page.keyboard.press('Control+End');
+  await alice.page.keyboard.type(' n += 1;');
+  await expect.poll(async () => (await plexus.snapshot(workspace.id)).cells[0]!.text).toBe('let n = 0; n += 1;');
+  expect(await alice.page.evaluate(() => (globalThis as any).__plexus.session.idb.waitingUpdates)).toBe(0);
+});

@@ -90,6 +90,8 @@ export class LocalCopy {
   /** Updates made before the database opened, written when it does. */
   private waiting: Uint8Array[] = [];
   private destroyed = false;
+  /** No database to keep updates in (none could be opened, or it failed). */
+  private gaveUp = false;
   private foldTimer: ReturnType<typeof setTimeout> | undefined;
   private folding: Promise<void> | null = null;
 
@@ -115,8 +117,10 @@ export class LocalCopy {
         });
       },
       (e: unknown) => {
-        // No IndexedDB (a private window may refuse it): the page works without a copy.
+        // No IndexedDB (a private window may refuse it): the page works without a copy, and
+        // nothing waits in memory for a database that will not come.
         console.warn('Plexus: this browser keeps no copy of the workspace (IndexedDB could not be opened)', e);
+        this.giveUp();
         return null;
       },
     );
@@ -145,8 +149,22 @@ export class LocalCopy {
       tx.onerror = () => reject(tx.error);
       tx.onabort = () => reject(tx.error);
     }).catch((e: unknown) => {
-      console.warn('Plexus: the copy of the workspace kept in this browser could not be read', e);
+      console.warn('Plexus: the copy of the workspace kept in this browser could not be read; nothing more is kept in it', e);
+      this.giveUp();
     });
+  }
+
+  /** Keeps nothing more (no database, or one that failed): updates are neither written nor held. */
+  private giveUp(): void {
+    this.gaveUp = true;
+    this.doc.off('update', this.onUpdate);
+    this.waiting = [];
+    this.db = null;
+  }
+
+  /** Updates waiting in memory for the database to open (tests). */
+  get waitingUpdates(): number {
+    return this.waiting.length;
   }
 
   private onUpdate = (update: Uint8Array, origin: unknown): void => {
@@ -155,7 +173,7 @@ export class LocalCopy {
 
   /** Stores `update` (for one applied without an `'update'` event: the document fetched while opening). */
   keep(update: Uint8Array): void {
-    if (this.destroyed) return;
+    if (this.destroyed || this.gaveUp) return;
     if (!this.db) {
       this.waiting.push(update);
       return;
@@ -163,8 +181,9 @@ export class LocalCopy {
     try {
       this.db.transaction([FOLD_STORE], 'readwrite').objectStore(FOLD_STORE).add(update);
     } catch (e) {
-      // The database was closed under us (deleted in another tab): nothing more is kept.
-      console.warn('Plexus: an update could not be kept in this browser', e);
+      // The database was closed under us (deleted or upgraded in another tab): nothing more is kept.
+      console.warn('Plexus: the copy of the workspace kept in this browser was closed; nothing more is kept in it', e);
+      this.giveUp();
       return;
     }
     if (++this.entries >= FOLD_AT) this.scheduleFold();
