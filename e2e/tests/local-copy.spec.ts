@@ -127,7 +127,7 @@ test('the chat composer comes when the page is idle, or at once, focused, when s
   await waitLive(alice.page);
 });
 
-test('without IndexedDB the workspace works and nothing piles up in memory waiting for a copy', async ({ plexus, actor }) => {
+test('without IndexedDB the workspace works, nothing piles up in memory waiting for a copy, and no copy is recorded', async ({ plexus, actor }) => {
   const { workspace, cellIds } = await plexus.createWorkspace('no copy', [{ kind: 'code', source: 'let n = 0;' }]);
   const alice = await actor(ALICE);
   // A browser that refuses IndexedDB (as some private windows do): every open fails.
@@ -144,4 +144,6 @@ test('without IndexedDB the workspace works and nothing piles up in memory waiti
   await alice.page.keyboard.type(' n += 1;');
   await expect.poll(async () => (await plexus.snapshot(workspace.id)).cells[0]!.text).toBe('let n = 0; n += 1;');
   expect(await alice.page.evaluate(() => (globalThis as any).__plexus.session.idb.waitingUpdates)).toBe(0);
+  // Synced, but no copy recorded: the next visit fetches the document instead of waiting for a copy.
+  expect(await alice.page.evaluate((id) => JSON.parse(localStorage.getItem('plexus.localCopies') ?? '{}')[id] ?? null, workspace.id)).toBeNull();
 });

@@ -84,6 +84,8 @@ export class LocalCopy {
   /** The stored entries have been applied to the document. */
   synced = false;
   readonly whenSynced: Promise<LocalCopy>;
+  /** Resolves once the copy is loaded (as whenSynced) or known not to be kept (no IndexedDB, or it failed). */
+  readonly whenSettled: Promise<void>;
   /** Entries in the store, as far as this page knows (another tab may add its own). */
   entries = 0;
   private readonly opened: Promise<IDBDatabase | null>;
@@ -92,6 +94,7 @@ export class LocalCopy {
   private destroyed = false;
   /** No database to keep updates in (none could be opened, or it failed). */
   private gaveUp = false;
+  private settle: () => void = () => {};
   private foldTimer: ReturnType<typeof setTimeout> | undefined;
   private folding: Promise<void> | null = null;
 
@@ -101,6 +104,8 @@ export class LocalCopy {
   ) {
     let synced!: (c: LocalCopy) => void;
     this.whenSynced = new Promise((resolve) => (synced = resolve));
+    this.whenSettled = new Promise((resolve) => (this.settle = resolve));
+    void this.whenSynced.then(() => this.settle());
     doc.on('update', this.onUpdate);
     doc.on('destroy', this.destroy);
     this.opened = openCopyDb(name).then(
@@ -157,9 +162,15 @@ export class LocalCopy {
   /** Keeps nothing more (no database, or one that failed): updates are neither written nor held. */
   private giveUp(): void {
     this.gaveUp = true;
+    this.settle();
     this.doc.off('update', this.onUpdate);
     this.waiting = [];
     this.db = null;
+  }
+
+  /** Whether updates are (or will be, once the database opens) kept in this browser. */
+  get keeping(): boolean {
+    return !this.gaveUp && !this.destroyed;
   }
 
   /** Updates waiting in memory for the database to open (tests). */

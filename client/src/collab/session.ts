@@ -132,6 +132,10 @@ export class WorkspaceSession {
     // Viewers keep their own copy: an editor's unsynced offline edits in this browser must never
     // be replayed through a view-only connection (the server would refuse them forever).
     this.idb = new LocalCopy(idbName(workspace.id, workspace.epoch) + (role === 'viewer' ? ':view' : ''), this.doc);
+    // A copy that turns out not to be kept (no IndexedDB, or it failed) is no copy to wait for next time.
+    void this.idb.whenSettled.then(() => {
+      if (!this.idb.keeping && !this.destroyed && role !== 'viewer') markLocalCopy(workspace.id, false);
+    });
     this.idb.whenSynced.then(() => {
       // Marks for performance measurements (visible in DevTools and to Playwright).
       performance.mark('plexus:idb-synced');
@@ -182,7 +186,8 @@ export class WorkspaceSession {
     this.provider.on('synced', () => {
       performance.mark('plexus:server-synced');
       // Viewers' copies are kept apart (':view'); only an editor's copy spares the early fetch.
-      if (role !== 'viewer') markLocalCopy(workspace.id, true);
+      // (Only while the copy is kept: a browser without IndexedDB must not wait for one next time.)
+      if (role !== 'viewer' && this.idb.keeping) markLocalCopy(workspace.id, true);
       this.rejoinDelay = REJOIN_MIN_MS;
       // A transient refusal has healed: drop its notice.
       const healed = this.snap.problem?.action === 'notice' && this.snap.problem.reason !== 'read-only';
@@ -261,7 +266,7 @@ export class WorkspaceSession {
           // copy loads — waiting for a copy that is slow to open (IndexedDB can hang) only so long.
           clearTimeout(this.earlyStateTimer);
           this.earlyStateTimer = setTimeout(connect, LOCAL_COPY_WAIT_MS);
-          void this.idb.whenSynced.then(connect);
+          void this.idb.whenSettled.then(connect);
           return;
         }
         connect();
