@@ -26,6 +26,8 @@ export const FOLD_AT = 500;
 const FOLD_DELAY_MS = 1000;
 
 let worker: Worker | null | undefined;
+/** The worker itself failed (it could not start or run): the fold is done on the page instead. */
+class FoldWorkerFailed extends Error {}
 let nextFold = 1;
 const folds = new Map<number, { resolve: (n: number) => void; reject: (e: Error) => void }>();
 
@@ -42,7 +44,7 @@ function foldWorker(): Worker | null {
     };
     worker.onerror = (e) => {
       // The worker could not start or run: fold here from now on.
-      for (const f of folds.values()) f.reject(new Error(e.message || 'the local copy fold worker failed'));
+      for (const f of folds.values()) f.reject(new FoldWorkerFailed(e.message || 'the local copy fold worker failed'));
       folds.clear();
       worker = null;
     };
@@ -73,7 +75,9 @@ function fold(name: string): Promise<number> {
       foldStats.inWorker++;
       return left;
     },
-    () => foldHere(name),
+    // Only when the worker failed: a fold that failed in it (an entry that is not an update)
+    // would fail here as well, after merging everything again on the page.
+    (e: unknown) => (e instanceof FoldWorkerFailed ? foldHere(name) : Promise.reject(e)),
   );
 }
 
@@ -205,8 +209,8 @@ export class LocalCopy {
     this.foldTimer = setTimeout(() => void this.foldNow(), FOLD_DELAY_MS);
   }
 
-  /** Folds the stored entries into one now (tests; normally FOLD_DELAY_MS after the FOLD_AT-th). */
-  foldNow(): Promise<void> {
+  /** Folds the stored entries into one now (FOLD_DELAY_MS after the FOLD_AT-th entry). */
+  private foldNow(): Promise<void> {
     clearTimeout(this.foldTimer);
     if (this.destroyed || !this.db) return Promise.resolve();
     this.folding ??= fold(this.name)
