@@ -158,11 +158,12 @@ export interface SpawnOptions {
  * (PLEXUS_KERNEL_PLAIN_RUNS=0); `bare`: a bare Hocuspocus;
  * `hocuspocus-sqlite`: Hocuspocus with its own SQLite persistence at its default store debounce;
  * `hocuspocus-sqlite-sync`: the same storing on every change; `static`: a plain file server of env
- * STATIC_ROOT.
+ * STATIC_ROOT; `plexus-previous`: Plexus as another revision has it, from the checkout in env
+ * PLEXUS_PREVIOUS_DIR (made by bench/previous-checkout.sh), to measure a change side by side.
  */
-export type ServerKind = 'plexus' | 'plexus-shadow' | 'plexus-kernel-socket' | 'plexus-no-ahead' | 'plexus-sql-1' | 'plexus-sql-hops' | 'plexus-sql-all-threads' | 'plexus-map-runs' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
+export type ServerKind = 'plexus' | 'plexus-shadow' | 'plexus-kernel-socket' | 'plexus-no-ahead' | 'plexus-sql-1' | 'plexus-sql-hops' | 'plexus-sql-all-threads' | 'plexus-map-runs' | 'plexus-previous' | 'bare' | 'hocuspocus-sqlite' | 'hocuspocus-sqlite-sync' | 'static';
 /** Kinds that are Plexus servers (workspaces made through its API, a data directory). */
-export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow' || k === 'plexus-kernel-socket' || k === 'plexus-no-ahead' || k === 'plexus-sql-1' || k === 'plexus-sql-hops' || k === 'plexus-sql-all-threads' || k === 'plexus-map-runs';
+export const isPlexusKind = (k: ServerKind): boolean => k === 'plexus' || k === 'plexus-shadow' || k === 'plexus-kernel-socket' || k === 'plexus-no-ahead' || k === 'plexus-sql-1' || k === 'plexus-sql-hops' || k === 'plexus-sql-all-threads' || k === 'plexus-map-runs' || k === 'plexus-previous';
 const ENTRIES: Record<ServerKind, string> = {
   plexus: path.join(repoRoot, 'server/src/main.ts'),
   'plexus-shadow': path.join(repoRoot, 'server/src/main.ts'),
@@ -172,6 +173,7 @@ const ENTRIES: Record<ServerKind, string> = {
   'plexus-sql-hops': path.join(repoRoot, 'server/src/main.ts'),
   'plexus-sql-all-threads': path.join(repoRoot, 'server/src/main.ts'),
   'plexus-map-runs': path.join(repoRoot, 'server/src/main.ts'),
+  'plexus-previous': 'server/src/main.ts', // under PLEXUS_PREVIOUS_DIR
   bare: path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite': path.join(here, 'bare-hocuspocus.ts'),
   'hocuspocus-sqlite-sync': path.join(here, 'bare-hocuspocus.ts'),
@@ -190,12 +192,20 @@ const KIND_ENV: Partial<Record<ServerKind, () => Record<string, string>>> = {
   'hocuspocus-sqlite-sync': () => ({ BENCH_HOCUSPOCUS_SQLITE: path.join(tmpDir('hocuspocus-sqlite-'), 'db.sqlite'), BENCH_HOCUSPOCUS_DEBOUNCE: '0' }),
 };
 
+/** The other revision's checkout for `plexus-previous`. */
+function previousDir(): string {
+  const dir = process.env.PLEXUS_PREVIOUS_DIR;
+  if (!dir || !fs.existsSync(path.join(dir, 'server/src/main.ts'))) throw new Error('plexus-previous needs PLEXUS_PREVIOUS_DIR: a checkout made by `bash bench/previous-checkout.sh REV DIR`');
+  return path.resolve(dir);
+}
+
 /** Starts a server of `kind` in a child process with the probe preloaded. */
 export async function spawnServer<K extends ServerKind>(kind: K, opts: SpawnOptions = {}): Promise<ChildServer<K>> {
-  const entry = ENTRIES[kind];
+  const root = kind === 'plexus-previous' ? previousDir() : repoRoot;
+  const entry = path.resolve(root, ENTRIES[kind]);
   const dataDir = opts.dataDir ?? (isPlexusKind(kind) ? tmpDir('plexus-bench-') : undefined);
   const proc = spawn(process.execPath, ['--import', 'tsx', '--import', path.join(here, 'probe.ts'), ...(opts.nodeArgs ?? []), entry], {
-    cwd: repoRoot,
+    cwd: root,
     env: {
       ...process.env,
       PORT: '0',

@@ -24,6 +24,7 @@ import { revokedBy } from './auth/link-revocation.ts';
 import { AwarenessGuard } from './collab/awareness-guard.ts';
 import { YwsBridge } from './collab/yws-bridge.ts';
 import { PlexusSocket } from './collab/socket.ts';
+import { pushedDebouncer } from './collab/pushed-timers.ts';
 import { Workspaces } from './workspaces.ts';
 import { requestHandler } from './http/request-handler.ts';
 import { upgradeHandler } from './http/upgrade.ts';
@@ -284,6 +285,8 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
     unloadImmediately: true,
     extensions: [...(cluster ? [cluster.ownership] : []), new AccessControl(signer, store, log), persistence, ...(kernels ? [kernels, roiTables] : []), ...(atlas ? [atlas.extension] : []), library.extension, forking.roster.extension, history.attribution.extension, history.checkpoints.extension, metrics.extension, openingReads],
   });
+  // Its store hooks are debounced on every update: pushed back without a timer reset per update.
+  hocuspocus.debouncer = pushedDebouncer();
   // Error bodies never name these (http/respond.ts redacts them; any other absolute path too).
   registerServerDir(config.dataDir, '<data dir>');
   if (kernels) registerServerDir(kernels.kernelDir, '<kernel dir>');

@@ -28,6 +28,7 @@ import { ProtocolError, closeIfTransient } from './errors.ts';
 import { ShadowValidator } from './shadow.ts';
 import { diagnose } from './recovery.ts';
 import { documentHasUpdate } from './update-known.ts';
+import { PushedTimeout } from './pushed-timers.ts';
 
 /** Origin of updates applied by the y-websocket bridge (already logged write-ahead). */
 export interface YwsOrigin {
@@ -53,7 +54,8 @@ interface DocState {
   compacting?: boolean;
   /** Appends of server-side changes not yet durable (asynchronous storage): unloads wait for them. */
   inflight: Set<Promise<unknown>>;
-  idleTimer?: NodeJS.Timeout;
+  /** Compaction once the document has been quiet for `compactIdleMs` (every append pushes it back). */
+  idle: PushedTimeout;
   retryTimer?: NodeJS.Timeout;
   detach: () => void;
 }
@@ -206,6 +208,7 @@ export class DurablePersistence implements Extension {
       sinceSnapshot: this.pendingLog.get(documentName) ?? 0,
       dirty: false,
       inflight: new Set(),
+      idle: new PushedTimeout(() => this.compactSoon(documentName), { unref: true }),
       detach: () => {
         document.off('update', onUpdate);
         stopTitle();
@@ -321,7 +324,7 @@ export class DurablePersistence implements Extension {
     this.fenced.add(ws);
     const entry = this.docs.get(ws);
     if (entry) {
-      clearTimeout(entry.state.idleTimer);
+      entry.state.idle.cancel();
       clearTimeout(entry.state.retryTimer);
       entry.state.dirty = false;
       entry.state.sinceSnapshot = 0;
@@ -363,9 +366,7 @@ export class DurablePersistence implements Extension {
       this.compactSoon(ws);
       return;
     }
-    clearTimeout(s.idleTimer);
-    s.idleTimer = setTimeout(() => this.compactSoon(ws), this.opts.compactIdleMs);
-    s.idleTimer.unref();
+    s.idle.after(this.opts.compactIdleMs);
   }
 
   /**
@@ -376,7 +377,7 @@ export class DurablePersistence implements Extension {
     const entry = this.docs.get(ws);
     if (!entry || this.deleted.has(ws)) return;
     const s = entry.state;
-    clearTimeout(s.idleTimer);
+    s.idle.cancel();
     if (s.dirty) return void this.compact(ws);
     if (s.compacting || s.sinceSnapshot === 0) return;
     s.compacting = true;
@@ -426,7 +427,7 @@ export class DurablePersistence implements Extension {
     const entry = this.docs.get(ws);
     if (!entry || this.deleted.has(ws) || this.fenced.has(ws)) return true;
     const s = entry.state;
-    clearTimeout(s.idleTimer);
+    s.idle.cancel();
     if (s.sinceSnapshot === 0 && !s.dirty) return true;
     // Taken now, so a change that fails to append while the snapshot is written marks it dirty again.
     const counted = s.sinceSnapshot;
@@ -492,7 +493,7 @@ export class DurablePersistence implements Extension {
   async afterUnloadDocument({ documentName }: afterUnloadDocumentPayload): Promise<void> {
     const entry = this.docs.get(documentName);
     if (!entry) return;
-    clearTimeout(entry.state.idleTimer);
+    entry.state.idle.cancel();
     clearTimeout(entry.state.retryTimer);
     entry.state.detach();
     this.shadows.detach(documentName);
@@ -506,7 +507,7 @@ export class DurablePersistence implements Extension {
     this.checked.delete(ws);
     const entry = this.docs.get(ws);
     if (entry) {
-      clearTimeout(entry.state.idleTimer);
+      entry.state.idle.cancel();
       clearTimeout(entry.state.retryTimer);
     }
   }

@@ -148,6 +148,25 @@ describe('document epochs (no duplication after the server lost its state)', () 
   });
 });
 
+describe('compaction once a workspace is quiet', () => {
+  it('folds the log after the edits stop, the quiet time counted from the last edit (every append pushes it back)', async () => {
+    const s = await server({ compactEvery: 1_000_000, compactIdleMs: 300 });
+    const id = (await s.workspaces.create({ name: 'Quiet' })).id;
+    const c = client(s.url, id, s.ownerToken);
+    await c.synced;
+    const cellId = createCell(c.doc, { kind: 'code', source: '', author: 'typist' }, userOrigin('typist'));
+    const text = cellText(getCell(c.doc, cellId)!)!;
+    for (let i = 0; i < 40; i++) {
+      text.insert(text.length, 'x');
+      await waitFor(() => c.provider.unsyncedChanges === 0, { message: 'edit acknowledged' });
+    }
+    await waitFor(() => s.store.logLength(id) === 0, { message: 'the log folded once nobody typed' });
+    const c2 = client(s.url, id, s.ownerToken);
+    await c2.synced;
+    expect(cellSource(getCell(c2.doc, cellId)!)).toBe('x'.repeat(40));
+  });
+});
+
 describe('load speed after a long log', () => {
   it('loads a workspace whose log holds 100,000 small updates, and compacts it on load', async () => {
     const s = await server({ compactEvery: 1000 });

@@ -58,7 +58,11 @@ export function mergeSummary(into: ChangeSummary, more: ChangeSummary): ChangeSu
   for (const k of LIST_KEYS) for (const n of more[k]) add(into[k], n);
   into.messages += more.messages;
   into.messagesEdited += more.messagesEdited;
-  const gone = into.cellsAdded.filter((id) => into.cellsRemoved.includes(id));
+  // `into` holds no cell both added and removed, and no added cell as edited (every summary is
+  // built by these merges): only cells `more` adds, removes or edits can break that. The common
+  // case — a keystroke into a cell this stretch already edited — allocates nothing.
+  const addsOrRemoves = more.cellsAdded.length > 0 || more.cellsRemoved.length > 0;
+  const gone = addsOrRemoves ? into.cellsAdded.filter((id) => into.cellsRemoved.includes(id)) : [];
   if (gone.length) {
     const drop = (l: string[]) => l.filter((id) => !gone.includes(id));
     into.cellsAdded = drop(into.cellsAdded);
@@ -66,7 +70,7 @@ export function mergeSummary(into: ChangeSummary, more: ChangeSummary): ChangeSu
     into.cellsEdited = drop(into.cellsEdited);
     into.cellsRun = drop(into.cellsRun);
   }
-  into.cellsEdited = into.cellsEdited.filter((id) => !into.cellsAdded.includes(id));
+  if (into.cellsAdded.length && (addsOrRemoves || more.cellsEdited.length)) into.cellsEdited = into.cellsEdited.filter((id) => !into.cellsAdded.includes(id));
   return into;
 }
 
