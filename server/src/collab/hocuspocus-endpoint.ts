@@ -48,7 +48,14 @@ function toRequest(req: IncomingMessage): Request {
     if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
     else if (v !== undefined) headers.set(k, v);
   }
-  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { headers });
+  const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { headers });
+  // Hocuspocus reads the query parameters from `url` on every message (three times per update,
+  // `getParameters`): an absolute URL is parsed with `new URL` through undici's getters each time,
+  // a path with its query only split and read with URLSearchParams — the same parameters.
+  // Its headers likewise, read per message: the same headers, without undici's getter.
+  Object.defineProperty(request, 'url', { value: req.url ?? '/', enumerable: true });
+  Object.defineProperty(request, 'headers', { value: headers, enumerable: true });
+  return request;
 }
 
 /** Serves one upgraded `/collab` socket. */

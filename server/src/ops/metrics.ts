@@ -131,7 +131,8 @@ export class NodeMetrics {
     });
     counter('plexus_relays_moved_total', 'Relays ended because their workspace moved to another node (clients reconnect).', [], () => [[{}, cluster()?.relaysMoved ?? 0]]);
     counter('plexus_workspaces_dropped_total', 'Workspaces this node stopped serving because another node took them (lease lost or fenced off by the store).', [], () => [[{}, cluster()?.dropped ?? 0]]);
-    this.appendSeconds = new Histogram({ name: 'plexus_storage_append_seconds', help: 'Time to append one update to the write-ahead log (synchronous, before the update is acknowledged).', buckets: APPEND_BUCKETS, registers });
+    const batched = (): void => this.observeAppends();
+    this.appendSeconds = new Histogram({ name: 'plexus_storage_append_seconds', help: 'Time to append one update to the write-ahead log (synchronous, before the update is acknowledged).', buckets: APPEND_BUCKETS, registers, collect: batched });
 
     this.extension = {
       extensionName: 'plexus-metrics',
@@ -143,12 +144,27 @@ export class NodeMetrics {
     };
   }
 
+  /**
+   * Append durations (s) not yet in the histogram. They go in together when scraped (its `collect`)
+   * or when this is full: one observation per keystroke, made on the typing path, cost the server
+   * more than the few integer additions of the counters (prom-client finds the labels' series and
+   * the bucket per call, cold between keystrokes; docs/performance.md §37).
+   */
+  private readonly appendBatch = new Float64Array(512);
+  private appendBatched = 0;
+
   /** Counts one append to the write-ahead log (persistence's `onAppend`). */
   readonly onAppend = (ms: number, bytes: number): void => {
     this.appended++;
     this.appendedBytes += bytes;
-    this.appendSeconds.observe(ms / 1000);
+    this.appendBatch[this.appendBatched++] = ms / 1000;
+    if (this.appendBatched === this.appendBatch.length) this.observeAppends();
   };
+
+  private observeAppends(): void {
+    for (let i = 0; i < this.appendBatched; i++) this.appendSeconds.observe(this.appendBatch[i]!);
+    this.appendBatched = 0;
+  }
 
   private follow(name: string, doc: Document): void {
     this.detach.get(name)?.();
