@@ -285,7 +285,7 @@ export async function main(argv = process.argv.slice(2)): Promise<LatencyResult[
           const s = r.serverStats;
           console.log(
             `round ${round} ${kind.padEnd(6)} N=${String(n).padEnd(3)} p50 ${fmt(a.p50)} p99 ${fmt(a.p99)} max ${fmt(a.max)} ms | first p50 ${fmt(summarize(r.first).p50)} | ` +
-              `server ELD p99 ${fmt(s.eventLoopDelay.p99)} ELU ${fmt(s.eventLoopUtilization)} CPU ${fmt(s.cpuPercent, 0)}% (idle ${fmt(r.idleCpuPerSecond / 10, 1)}%) | client ELU ${fmt(r.clientEventLoopUtilization)} | ` +
+              `server ELD p99 ${fmt(s.eventLoopDelay.p99)} ELU ${fmt(s.eventLoopUtilization)} CPU ${fmt(s.cpuPercent, 0)}% (idle ${fmt(r.idleCpuPerSecond / 10, 1)}%) ${fmt((s.cpuMs - (r.idleCpuPerSecond * s.wallMs) / 1000) / o.keystrokes, 3)} ms/key | client ELU ${fmt(r.clientEventLoopUtilization)} | ` +
               `missing ${r.missing} | load ${fmt(r.loadAvg, 1)}`,
           );
         }
