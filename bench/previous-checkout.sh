@@ -8,12 +8,20 @@ set -euo pipefail
 rev=${1:?revision}
 dir=${2:?directory}
 root=$(cd "$(dirname "$0")/.." && pwd)
-if ! git -C "$root" diff --quiet "$rev" HEAD -- package-lock.json; then
-  echo "package-lock.json differs between $rev and HEAD: install that revision on its own instead" >&2
+git -C "$root" rev-parse --verify --quiet "$rev^{commit}" >/dev/null || { echo "no such revision: $rev" >&2; exit 1; }
+# The packages installed here are what the checkout runs on: its lock file must be this one.
+if ! git -C "$root" diff --quiet "$rev" -- package-lock.json; then
+  echo "package-lock.json differs between $rev and this checkout: install that revision on its own instead" >&2
+  exit 1
+fi
+# Only a directory this script made (or none) is replaced.
+if [ -e "$dir" ] && [ ! -e "$dir/.plexus-previous-checkout" ]; then
+  echo "$dir exists and is not a checkout made by this script: choose another directory" >&2
   exit 1
 fi
 rm -rf "$dir"
 mkdir -p "$dir"
+touch "$dir/.plexus-previous-checkout"
 git -C "$root" archive "$rev" | tar -x -C "$dir"
 mkdir -p "$dir/node_modules"
 for entry in "$root"/node_modules/* "$root"/node_modules/.bin; do

@@ -52,8 +52,10 @@ function toRequest(req: IncomingMessage): Request {
   // Hocuspocus reads the query parameters from `url` on every message (three times per update,
   // `getParameters`): an absolute URL is parsed with `new URL` through undici's getters each time,
   // a path with its query only split and read with URLSearchParams — the same parameters.
-  // Its headers likewise, read per message: the same headers, without undici's getter.
-  Object.defineProperty(request, 'url', { value: req.url ?? '/', enumerable: true });
+  // (A query holding `://` keeps the absolute URL: Hocuspocus would parse the path as one.) Its
+  // headers likewise, read per message: the same headers, without undici's getter.
+  const url = req.url ?? '/';
+  if (!url.includes('://')) Object.defineProperty(request, 'url', { value: url, enumerable: true });
   Object.defineProperty(request, 'headers', { value: headers, enumerable: true });
   return request;
 }

@@ -10,10 +10,13 @@
 import type { Hocuspocus } from '@hocuspocus/server';
 
 export interface PushedTimerOptions {
+  /** A monotonic clock in ms (default `performance.now`: a wall clock set back would delay it). */
   now?: () => number;
   /** Unref the timer (it does not keep the process alive). */
   unref?: boolean;
 }
+
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** Calls `fire` once `after(ms)` has not been called again for `ms` (the last call's `ms`). */
 export class PushedTimeout {
@@ -25,7 +28,7 @@ export class PushedTimeout {
   private readonly now: () => number;
 
   constructor(private readonly fire: () => void, private readonly opts: PushedTimerOptions = {}) {
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? (() => performance.now());
   }
 
   /** `fire` runs `ms` from now, unless pushed back again (or cancelled) before. */
@@ -48,8 +51,10 @@ export class PushedTimeout {
 
   private arm(ms: number, now: number): void {
     if (this.timer) clearTimeout(this.timer);
-    this.firesAt = now + ms;
-    this.timer = setTimeout(() => this.wake(), ms);
+    // Node fires a longer timeout at once (after 1 ms): wait the longest it can, then the rest.
+    const wait = Math.min(Math.max(ms, 0), MAX_TIMEOUT_MS);
+    this.firesAt = now + wait;
+    this.timer = setTimeout(() => this.wake(), wait);
     if (this.opts.unref) this.timer.unref();
   }
 
@@ -68,11 +73,12 @@ type Debouncer = Hocuspocus['debouncer'];
  * Hocuspocus' debouncer (`hocuspocus.debouncer`: its store hooks, called for every update), with
  * the same contract: `debounce(id, func, ms, maxMs)` runs the latest `func` once `ms` pass without
  * another call for `id`, at once when `ms` is 0 or `maxMs` has passed since the first pending
- * call (returning that run); runs of one id never overlap; `executeNow` runs a pending one now.
+ * call (returning that run); a run waits for the one of its id in progress; `executeNow` runs a
+ * pending one now.
  * What differs: a call while one is pending moves its due time instead of resetting a timer.
  */
 export function pushedDebouncer(opts: { now?: () => number } = {}): Debouncer {
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? (() => performance.now());
   interface Pending {
     start: number;
     func: () => unknown;
@@ -114,7 +120,8 @@ export function pushedDebouncer(opts: { now?: () => number } = {}): Debouncer {
         p.timer.after(ms);
         return undefined;
       }
-      const entry: Pending = { start, func, timer: new PushedTimeout(() => void run(id, entry.func).catch(() => {}), { now }) };
+      // Hocuspocus' store hook catches its own errors; anything else is reported, as it would be.
+      const entry: Pending = { start, func, timer: new PushedTimeout(() => void run(id, entry.func).catch((e) => console.error(`[debounced ${id}]`, e)), { now }) };
       pending.set(id, entry);
       entry.timer.after(ms);
       return undefined;

@@ -37,6 +37,16 @@ describe('PushedTimeout', () => {
     armed.mockRestore();
   });
 
+  it('waits out a delay longer than a Node timeout can (2^31 - 1 ms) instead of firing at once', () => {
+    let fired = 0;
+    const t = new PushedTimeout(() => fired++);
+    t.after(2 ** 32);
+    vi.advanceTimersByTime(2 ** 31);
+    expect(fired).toBe(0);
+    vi.advanceTimersByTime(2 ** 32 - 2 ** 31);
+    expect(fired).toBe(1);
+  });
+
   it('fires earlier when brought forward, and not at all when cancelled', () => {
     const fired: number[] = [];
     const t = new PushedTimeout(() => fired.push(Date.now()));
@@ -85,8 +95,9 @@ describe('pushedDebouncer', () => {
     let payload = 0;
     // Typing into two documents 25 ms apart with pauses, a debounce of 200 ms capped at 1 s, a
     // few immediate stores (ms 0) and unloads (executeNow), one while a store of `a` still runs.
-    for (let i = 0; i < 120; i++) {
-      at += i % 17 === 16 ? 400 : 25;
+    for (let i = 0; i < 200; i++) {
+      // Pauses every 17 keys, except from key 120 on: 2 s of typing without one (the 1 s cap).
+      at += i % 17 === 16 && i < 120 ? 400 : 25;
       const id = i % 3 === 0 ? 'b' : 'a';
       steps.push({ at, op: 'debounce', id, payload: ++payload, ms: i % 29 === 28 ? 0 : 200, maxMs: 1000 });
       if (i % 23 === 22) steps.push({ at: at + 5, op: 'executeNow', id: 'a' });
