@@ -28,6 +28,7 @@ import { cellSource, createCell, getCell, getRun, listRuns, setSetting, postMess
 import type { Scenario, ScriptedTurn } from '../agent/src/scripted-llm/scenario.ts';
 import { TokenSigner } from '../server/src/auth/tokens.ts';
 import { pausesNear, profileWindow, recordPauses } from './pauses.ts';
+import { agentNice, nodeCommand } from '../scripts/agent-process.mjs';
 import { BENCH_SECRET, connectClient, createWorkspace, fmt, machine, printTable, sleep, spawnServer, summarize, tmpDir, until, type BenchClient, type ChildServer } from './lib.ts';
 
 const SECONDS = Number(process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? 60);
@@ -40,6 +41,13 @@ const KERNEL_LOAD = process.argv.includes('--kernel-load');
 const PROFILE_SERVER = process.argv.includes('--profile-server');
 /** Rewrites per agent run (the bench asks again when a run ends). */
 const RUN_STEPS = Number(process.argv.find((a) => a.startsWith('--run-steps='))?.split('=')[1] ?? 100);
+/**
+ * `--agent-nice=0,10`: a run with the agent for each of these nice levels of its process, side by
+ * side (default: the level `npm start` gives it, `PLEXUS_AGENT_NICE` or 10).
+ */
+const AGENT_NICES = process.argv.find((a) => a.startsWith('--agent-nice='))?.split('=')[1]?.split(',').map(Number) ?? [agentNice(process.env)];
+/** `--repeat=N`: the whole sequence of runs N times (baseline first each time); ratios from all of them pooled. */
+const REPEAT = Number(process.argv.find((a) => a.startsWith('--repeat='))?.split('=')[1] ?? 1);
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
 const count = (s: string, ch: string) => s.split(ch).length - 1;
 
@@ -58,7 +66,7 @@ interface Outcome {
   clientElu: number;
 }
 
-async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promise<Outcome> {
+async function session(server: ChildServer<'plexus'>, withAgent: boolean, nice = 0): Promise<Outcome> {
   const ws = await createWorkspace(server, `agent-typing-${withAgent}`);
   const typists: BenchClient[] = [];
   for (let k = 0; k < TYPISTS; k++) {
@@ -113,7 +121,9 @@ async function session(server: ChildServer<'plexus'>, withAgent: boolean): Promi
       { match: { afterTools: RUN_STEPS }, repeat: true, text: 'Rewritten.' },
     ];
     const token = new TokenSigner(Buffer.from(BENCH_SECRET)).sign({ ws: '*', role: 'service', sub: 'service:agent', ttlSeconds: 3600 });
-    const child = spawn(process.execPath, ['--import', 'tsx', new URL('./agent-child.ts', import.meta.url).pathname], { stdio: ['pipe', 'pipe', 'inherit'] });
+    // At the agent's nice level, as `npm start` runs it (scripts/agent-process.mjs).
+    const run = nodeCommand(['--import', 'tsx', new URL('./agent-child.ts', import.meta.url).pathname], nice);
+    const child = spawn(run.command, run.args, { stdio: ['pipe', 'pipe', 'inherit'] });
     agent = child;
     agentOut = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const env = { PLEXUS_AGENT_TYPING_CHARS: '4', PLEXUS_AGENT_TYPING_PAUSE_MS: String(PAUSE_MS), PLEXUS_AGENT_MAX_STEPS: String(RUN_STEPS + 5), PLEXUS_AGENT_REQUESTS_PER_HOUR_PERSON: '0', PLEXUS_AGENT_REQUESTS_PER_HOUR_WORKSPACE: '0', PLEXUS_AGENT_TOKENS_PER_HOUR_PERSON: '0', PLEXUS_AGENT_TOKENS_PER_HOUR_WORKSPACE: '0', PLEXUS_AGENT_MAX_TOKENS: '1000000000', PLEXUS_AGENT_MAX_RUN_SECONDS: '100000' };
@@ -277,16 +287,19 @@ let bad = 0;
 try {
   const rows: Array<Array<string | number>> = [];
   const results: Record<string, Outcome> = {};
-  const runs: Array<{ key: string; withAgent: boolean; busy: boolean; label: string }> = [
-    { key: 'false', withAgent: false, busy: false, label: 'without the agent' },
-    { key: 'true', withAgent: true, busy: false, label: 'with the agent rewriting' },
-    ...(KERNEL_LOAD ? [{ key: 'busy', withAgent: true, busy: true, label: 'with the agent, 2 cells busy' }] : []),
+  const sequence: Array<{ key: string; withAgent: boolean; busy: boolean; label: string; nice: number }> = [
+    { key: 'false', withAgent: false, busy: false, label: 'without the agent', nice: 0 },
+    ...AGENT_NICES.map((nice, i) => ({ key: i === 0 ? 'true' : `true-nice${nice}`, withAgent: true, busy: false, label: `with the agent rewriting${AGENT_NICES.length > 1 ? `, nice ${nice}` : ''}`, nice })),
+    ...(KERNEL_LOAD ? [{ key: 'busy', withAgent: true, busy: true, label: 'with the agent, 2 cells busy', nice: AGENT_NICES[0]! }] : []),
   ];
-  for (const { key, withAgent, busy, label } of runs) {
+  const runs = Array.from({ length: REPEAT }, (_, r) => sequence.map((x) => ({ ...x, label: REPEAT > 1 ? `${x.label} (${r + 1})` : x.label, rep: r }))).flat();
+  const pooled: Record<string, number[]> = {};
+  for (const { key, withAgent, busy, label, nice } of runs) {
     const stops = busy ? await Promise.all([busyCell(server, SECONDS + 60), busyCell(server, SECONDS + 60)]) : [];
-    const o = await session(server, withAgent);
+    const o = await session(server, withAgent, nice);
     stops.forEach((stop) => stop());
     results[key] = o;
+    (pooled[key] ??= []).push(...o.latencies);
     const s = summarize(Float64Array.from(o.latencies));
     rows.push([label, o.latencies.length, fmt(s.p50), fmt(s.p95), fmt(s.p99), fmt(s.max), o.latencies.filter((x) => x > 50).length, withAgent ? `${fmt(o.agentChars / o.seconds, 0)} chars/s (${fmt(o.agentChars / o.seconds / 4, 0)} tokens/s)` : '—', fmt(o.clientElu), load()]);
     for (const r of o.replicas) {
@@ -301,8 +314,9 @@ try {
     }
   }
   printTable(['run', 'keystrokes', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'over 50 ms', 'agent typing rate', 'bench ELU', 'load'], rows);
-  const p99 = (k: string) => summarize(Float64Array.from(results[k]!.latencies)).p99;
-  console.log(`typists' p99 with the agent / without: ${fmt(p99('true') / p99('false'))} (aim ≤ 1.2)`);
+  const p99 = (k: string) => summarize(Float64Array.from(pooled[k]!)).p99;
+  const pooledNote = REPEAT > 1 ? `, all ${REPEAT} repeats pooled` : '';
+  for (const r of sequence.filter((x) => x.withAgent && !x.busy)) console.log(`typists' p99 ${r.label} / without${pooledNote}: ${fmt(p99(r.key) / p99('false'))} (aim ≤ 1.2)`);
   if (KERNEL_LOAD) console.log(`typists' p99 with the agent and both cores busy in cells / without either: ${fmt(p99('busy') / p99('false'))} (aim ≤ 1.2)`);
   console.log(`lost or duplicated characters: ${bad === 0 ? 'none' : bad + ' replica/typist mismatches'} (typed ${results['true']!.typed.reduce((a, b) => a + b, 0)} + ${results['false']!.typed.reduce((a, b) => a + b, 0)} characters)`);
 } finally {

@@ -3,7 +3,7 @@
 // the server with embedded defaults (SQLite under ./data, demo workspace on first run), and the
 // agent as its own process when agent/src/main.ts exists and PLEXUS_AGENT is not 0 (it waits for
 // the server and its token file itself; a crashed agent is restarted, the server never depends on
-// it). The server prints a ready-to-open owner link. Signals are forwarded to both so Ctrl+C
+// it; it runs at nice 10, PLEXUS_AGENT_NICE, so the server gets the cores first). The server prints a ready-to-open owner link. Signals are forwarded to both so Ctrl+C
 // flushes cleanly; when the server exits, the agent is stopped and this script exits too. With
 // PLEXUS_KERNEL=external a kernel process of its own (`npm run kernel`) is supervised the same way.
 import { spawn, spawnSync } from 'node:child_process';
@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureInstalled } from './ensure-install.mjs';
-import { agentEnv, superviseAgent } from './agent-process.mjs';
+import { agentEnv, agentNice, superviseAgent } from './agent-process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 ensureInstalled(root);
@@ -40,7 +40,7 @@ const server = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'serv
 const agentMain = path.join(root, 'agent/src/main.ts');
 const agent =
   process.env.PLEXUS_AGENT !== '0' && fs.existsSync(agentMain)
-    ? superviseAgent({ args: ['--import', 'tsx', agentMain], cwd: root, env: { ...process.env, ...agentEnv(process.env, root) } })
+    ? superviseAgent({ args: ['--import', 'tsx', agentMain], cwd: root, env: { ...process.env, ...agentEnv(process.env, root) }, nice: agentNice(process.env) })
     : null;
 const kernel =
   process.env.PLEXUS_KERNEL === 'external'

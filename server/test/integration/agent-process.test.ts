@@ -4,9 +4,10 @@
  * or a stop — with real child processes.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { agentEnv, superviseAgent } from '../../../scripts/agent-process.mjs';
+import { agentEnv, agentNice, superviseAgent } from '../../../scripts/agent-process.mjs';
 import { waitFor, tempDirs } from '@plexus/testkit';
 
 const dirs = tempDirs('plexus-agent-process-');
@@ -33,6 +34,29 @@ describe('agent environment', () => {
       PLEXUS_AGENT_TOKEN_FILE: '/repo/var/data/agent.token',
     });
     expect(agentEnv({ HOST: '::' }, '/repo').PLEXUS_SERVER_URL).toBe('http://[::1]:4455');
+  });
+});
+
+describe('agent priority', () => {
+  it('is nice 10 unless PLEXUS_AGENT_NICE says otherwise (0–19)', () => {
+    expect(agentNice({})).toBe(10);
+    expect(agentNice({ PLEXUS_AGENT_NICE: '0' })).toBe(0);
+    expect(agentNice({ PLEXUS_AGENT_NICE: '19' })).toBe(19);
+    expect(agentNice({ PLEXUS_AGENT_NICE: '25' })).toBe(10);
+    expect(agentNice({ PLEXUS_AGENT_NICE: 'low' })).toBe(10);
+  });
+
+  it('runs the supervised process at that nice level, every thread of it (V8 and libuv threads too)', async () => {
+    // Each thread's nice value is field 19 of /proc/self/task/<tid>/stat (after the parenthesised name).
+    const agent = fakeAgent(`const nices = fs.readdirSync('/proc/self/task').map((t) => Number(fs.readFileSync('/proc/self/task/' + t + '/stat', 'utf8').replace(/^.*\\) /s, '').split(' ')[16]));\nfs.writeFileSync('NICE', JSON.stringify(nices));\nprocess.exit(0);`);
+    const cwd = dirs.make();
+    const lines: string[] = [];
+    superviseAgent({ args: [agent.script], cwd, env: process.env, log: (l) => lines.push(l), nice: 7 });
+    await waitFor(() => lines.length > 0 || null, { message: 'the fake agent exited' });
+    const nices = JSON.parse(fs.readFileSync(path.join(cwd, 'NICE'), 'utf8')) as number[];
+    const expected = Math.min(19, os.getPriority() + 7);
+    expect(nices.length).toBeGreaterThan(1);
+    expect(new Set(nices)).toEqual(new Set([expected]));
   });
 });
 
