@@ -30,7 +30,7 @@ export function agentEnv(env, root) {
  * them. A model's tokens take tens of milliseconds each; a keystroke relayed late is felt.
  */
 export function agentNice(env = process.env) {
-  const n = Number(env.PLEXUS_AGENT_NICE ?? 10);
+  const n = Number(env.PLEXUS_AGENT_NICE || 10);
   return Number.isInteger(n) && n >= 0 && n <= 19 ? n : 10;
 }
 

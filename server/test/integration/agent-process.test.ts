@@ -44,6 +44,7 @@ describe('agent priority', () => {
     expect(agentNice({ PLEXUS_AGENT_NICE: '19' })).toBe(19);
     expect(agentNice({ PLEXUS_AGENT_NICE: '25' })).toBe(10);
     expect(agentNice({ PLEXUS_AGENT_NICE: 'low' })).toBe(10);
+    expect(agentNice({ PLEXUS_AGENT_NICE: '' })).toBe(10);
   });
 
   it('runs the supervised process at that nice level, every thread of it (V8 and libuv threads too)', async () => {
