@@ -15,7 +15,7 @@
  * storage first; every cold run waits until the server has unloaded it) and `open` (another client
  * holds it open, as in a meeting). Prints p50 / max over runs.
  *
- *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline,render-all,previous] [--previous-dist=DIR] [--settle=ms] [--typing=ms] [--edits=N] [--cpu-prof]
+ *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline,render-all,previous] [--previous-dist=DIR] [--app-cached] [--settle=ms] [--typing=ms] [--edits=N] [--cpu-prof]
  *
  * `--modes=fast,previous --previous-dist=DIR` compares the client as built now with another build of
  * it (say the previous revision's `client/dist`, built in a worktree): a second server, on a copy of
@@ -56,6 +56,9 @@ const NETWORK = (() => {
   return { downloadBytesPerS: (mbit! * 1e6) / 8, rttMs: rtt ?? 20 };
 })();
 const CPU_PROF = process.argv.includes('--cpu-prof');
+const APP_CACHED = process.argv.includes('--app-cached');
+const CACHES = APP_CACHED ? (['cold', 'warm', 'doc-cold'] as const) : (['cold', 'warm'] as const);
+type Cache = 'cold' | 'warm' | 'doc-cold';
 /**
  * `--settle=<ms>`: after typing reaches the others, the page is watched that long more: its long
  * tasks (main thread busy over 50 ms at a stretch: a key pressed then waits) and how many cells it
@@ -90,6 +93,9 @@ const pct = (xs: number[], p: number) => {
  * The workspaces, built through the server's own code in this process (a person's client may not
  * write the kernel's run records the cells carry), on the data dir the measured server then opens.
  */
+/** The size of the workspace `--app-cached` opens first (cells). */
+const SMALL = 5;
+
 async function buildFixture(dir: string): Promise<Map<number, string>> {
   const server = await startServer(
     loadConfig({ PLEXUS_LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv, { port: 0, host: '127.0.0.1', dataDir: dir, seedDemo: false, kernel: false, secret: 'bench-fixture-secret-0123456789', clientDir: path.join(dir, 'no-client') }),
@@ -97,7 +103,7 @@ async function buildFixture(dir: string): Promise<Map<number, string>> {
   const ids = new Map<number, string>();
   try {
     // Every fifth cell markdown; code cells of 20 lines with a small output (bench/fixtures.ts).
-    for (const n of SIZES) ids.set(n, (await server.workspaces.create({ name: `Browser load ${n}`, fill: (doc) => fillNotebook(doc, n, 20, 5) })).id);
+    for (const n of [...SIZES, SMALL]) ids.set(n, (await server.workspaces.create({ name: `Browser load ${n}`, fill: (doc) => fillNotebook(doc, n, 20, 5) })).id);
   } finally {
     await server.close();
   }
@@ -120,7 +126,7 @@ async function main() {
   servers.set('main', server);
   console.log(`browser load, ${RUNS} runs per case, headless Chromium${NETWORK ? `, network emulated: ${((NETWORK.downloadBytesPerS * 8) / 1e6).toFixed(0)} Mbit/s down, ${NETWORK.rttMs} ms round trip` : ''}; load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   try {
-    for (const CELLS of SIZES) for (const state of SERVER_STATES) await measureSize(servers, CELLS, ids.get(CELLS)!, state);
+    for (const CELLS of SIZES) for (const state of SERVER_STATES) await measureSize(servers, CELLS, ids.get(CELLS)!, state, ids.get(SMALL)!);
   } finally {
     for (const s of servers.values()) await s.kill('SIGTERM');
   }
@@ -172,7 +178,7 @@ const p50Finite = (xs: number[]) => (xs.some(Number.isFinite) ? pct(xs.filter(Nu
 /** The session's marks, in the order they normally come: where the time to an editable notebook goes. */
 const MARKS = ['session-start', 'idb-synced', 'state-fetched', 'state-applied', 'server-synced'] as const;
 
-async function measureSize(servers: Map<ServerRole, Server>, CELLS: number, ws: string, state: 'idle' | 'open'): Promise<void> {
+async function measureSize(servers: Map<ServerRole, Server>, CELLS: number, ws: string, state: 'idle' | 'open', smallWs: string): Promise<void> {
   const serverOf = (mode: Mode) => servers.get(mode === 'previous' ? 'previous' : 'main')!;
   // `open`: another person has the workspace open for the whole case (on each server).
   const holders = state === 'open' ? [...servers.values()].map((s) => hocuspocusClient(s.url, ws, s.ownerToken)) : [];
@@ -181,7 +187,7 @@ async function measureSize(servers: Map<ServerRole, Server>, CELLS: number, ws: 
     executablePath: process.env.PLEXUS_CHROMIUM ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
-  const urlOf = (mode: Mode) => `${serverOf(mode).url}/w/${ws}?token=${serverOf(mode).ownerToken}`;
+  const urlOf = (mode: Mode, id = ws) => `${serverOf(mode).url}/w/${id}?token=${serverOf(mode).ownerToken}`;
   const measure = async (page: import('@playwright/test').Page): Promise<Sample> => {
     // Waiting for the elements to be there, not visible: Playwright checks visibility by laying
     // the page out every frame (~60 ms of the page's main thread at a time for 1,000 cells on 2
@@ -268,36 +274,46 @@ async function measureSize(servers: Map<ServerRole, Server>, CELLS: number, ws: 
       if (w.__firstCell !== undefined && w.__firstEditor !== undefined && w.__docReady !== undefined) obs.disconnect();
     }).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ['contenteditable'] });
   };
-  const results = new Map(MODES.map((m) => [m, { cold: [] as Sample[], warm: [] as Sample[] }]));
+  const results = new Map(MODES.map((m) => [m, { cold: [] as Sample[], warm: [] as Sample[], 'doc-cold': [] as Sample[] }]));
   for (let r = 0; r < RUNS; r++) {
     // Alternate which mode goes first, so neither always follows the other.
     const order = r % 2 === 0 ? MODES : [...MODES].reverse();
     for (const mode of order) {
-      if (state === 'idle') await serverIdle(serverOf(mode));
-      const ctx = await browser.newContext(mode === 'fast-uncompressed' ? { extraHTTPHeaders: { 'accept-encoding': 'identity' } } : {});
-      await ctx.addInitScript(initScript, mode);
-      const page = await ctx.newPage();
-      // Bytes the page received over the network (as encoded: compressed where it was), and the emulated link.
-      const cdp = await ctx.newCDPSession(page);
-      await cdp.send('Network.enable');
-      let received = 0;
-      cdp.on('Network.loadingFinished', (e: { encodedDataLength: number }) => void (received += e.encodedDataLength));
-      if (NETWORK) await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: NETWORK.rttMs, downloadThroughput: NETWORK.downloadBytesPerS, uploadThroughput: NETWORK.downloadBytesPerS / 4 });
-      const profiled = async (cache: 'cold' | 'warm', go: () => Promise<unknown>) => {
-        const stop = CPU_PROF && r === 0 ? await startPageProfile(page) : null;
-        received = 0;
-        await go();
-        const sample = await measure(page);
-        sample.receivedBytes = received;
-        results.get(mode)![cache].push(sample);
-        if (stop) {
-          console.log(`\n## CPU profile of the page: ${CELLS} cells, server ${state}, ${mode}, ${cache} (from navigation to the keystroke checked)`);
-          reportPageProfile(await stop(), DIST, path.join(import.meta.dirname, 'results', 'profiles', `browser-load-${CELLS}-${state}-${mode}-${cache}.cpuprofile`));
+      for (const caches of APP_CACHED ? [['cold', 'warm'], ['doc-cold']] as const : [['cold', 'warm']] as const) {
+        const ctx = await browser.newContext(mode === 'fast-uncompressed' ? { extraHTTPHeaders: { 'accept-encoding': 'identity' } } : {});
+        await ctx.addInitScript(initScript, mode);
+        const page = await ctx.newPage();
+        if (caches[0] === 'doc-cold') {
+          // The app as someone who has used it has it: twice (V8 keeps compiled code from the second run).
+          for (let i = 0; i < 2; i++) {
+            await page.goto(urlOf(mode, smallWs));
+            await page.waitForSelector('.cm-content[contenteditable=true]', { timeout: 120_000, state: 'attached' });
+            await page.waitForFunction(() => performance.getEntriesByName('plexus:server-synced').length > 0, null, { timeout: 120_000 });
+          }
+          await page.goto('about:blank');
         }
-      };
-      await profiled('cold', () => page.goto(urlOf(mode)));
-      await profiled('warm', () => page.reload());
-      await ctx.close();
+        if (state === 'idle') await serverIdle(serverOf(mode));
+        // Bytes the page received over the network (as encoded: compressed where it was), and the emulated link.
+        const cdp = await ctx.newCDPSession(page);
+        await cdp.send('Network.enable');
+        let received = 0;
+        cdp.on('Network.loadingFinished', (e: { encodedDataLength: number }) => void (received += e.encodedDataLength));
+        if (NETWORK) await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: NETWORK.rttMs, downloadThroughput: NETWORK.downloadBytesPerS, uploadThroughput: NETWORK.downloadBytesPerS / 4 });
+        const profiled = async (cache: Cache, go: () => Promise<unknown>) => {
+          const stop = CPU_PROF && r === 0 ? await startPageProfile(page) : null;
+          received = 0;
+          await go();
+          const sample = await measure(page);
+          sample.receivedBytes = received;
+          results.get(mode)![cache].push(sample);
+          if (stop) {
+            console.log(`\n## CPU profile of the page: ${CELLS} cells, server ${state}, ${mode}, ${cache} (from navigation to the keystroke checked)`);
+            reportPageProfile(await stop(), DIST, path.join(import.meta.dirname, 'results', 'profiles', `browser-load-${CELLS}-${state}-${mode}-${cache}.cpuprofile`));
+          }
+        };
+        for (const cache of caches) await profiled(cache, () => (cache === 'warm' ? page.reload() : page.goto(urlOf(mode))));
+        await ctx.close();
+      }
     }
   }
   await browser.close();
@@ -305,12 +321,12 @@ async function measureSize(servers: Map<ServerRole, Server>, CELLS: number, ws: 
   const p50 = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after' | 'typing' | 'edits'>) => pct(xs.map((x) => x[k]), 50);
   const max = (xs: Sample[], k: Exclude<keyof Sample, 'marks' | 'receivedBytes' | 'after' | 'typing' | 'edits'>) => Math.max(...xs.map((x) => x[k]));
   console.log(`\n${CELLS} cells, server ${state === 'idle' ? 'idle (loads the workspace from storage)' : 'has the workspace open'} — ms from navigation start, p50 (max)`);
-  console.log('mode      cache  first cell visible   document ready     interactive        server synced      typing reaches others');
-  for (const cache of ['cold', 'warm'] as const) {
+  console.log('mode      cache     first cell visible   document ready     interactive        server synced      typing reaches others');
+  for (const cache of CACHES) {
     for (const mode of MODES) {
       const xs = results.get(mode)![cache];
       console.log(
-        `${mode.padEnd(9)} ${cache.padEnd(5)}  ${`${p50(xs, 'visible').toFixed(0)} (${max(xs, 'visible').toFixed(0)})`.padEnd(19)}  ${`${p50(xs, 'ready').toFixed(0)} (${max(xs, 'ready').toFixed(0)})`.padEnd(17)}  ${`${p50(xs, 'interactive').toFixed(0)} (${max(xs, 'interactive').toFixed(0)})`.padEnd(17)}  ${`${p50(xs, 'synced').toFixed(0)}`.padEnd(17)}  ${p50(xs, 'reaches').toFixed(0)} (${max(xs, 'reaches').toFixed(0)})`,
+        `${mode.padEnd(9)} ${cache.padEnd(8)}  ${`${p50(xs, 'visible').toFixed(0)} (${max(xs, 'visible').toFixed(0)})`.padEnd(19)}  ${`${p50(xs, 'ready').toFixed(0)} (${max(xs, 'ready').toFixed(0)})`.padEnd(17)}  ${`${p50(xs, 'interactive').toFixed(0)} (${max(xs, 'interactive').toFixed(0)})`.padEnd(17)}  ${`${p50(xs, 'synced').toFixed(0)}`.padEnd(17)}  ${p50(xs, 'reaches').toFixed(0)} (${max(xs, 'reaches').toFixed(0)})`,
       );
     }
     for (const mode of MODES) {
