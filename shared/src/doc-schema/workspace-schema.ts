@@ -17,6 +17,7 @@ import {
   AGENT, ANYONE, COLLABORATORS, KERNEL, NOBODY, PEOPLE, SERVER,
   dict, field, json, list, oneOf, record, richText, text, type DocSchema, type Writer,
 } from './spec.ts';
+import { isJson, type Json } from '../json.ts';
 
 // ---------------------------------------------------------------------------------------------
 // values
@@ -25,7 +26,8 @@ const id = z.string().min(1).max(200);
 const str = (max = 10_000) => z.string().max(max);
 const time = z.number().finite();
 const count = z.number().int().nonnegative();
-const anyJson = z.json();
+/** Any JSON value, as `z.json()` decides it, checked without zod's six-way union per value (json.ts). */
+const anyJson = z.custom<Json>(isJson, { message: 'not a JSON value (strings, finite numbers, booleans, null, lists and plain objects)' });
 const person = z.object({ id, name: z.string().max(200).optional() });
 
 const cellTags = z.array(z.string().min(1).max(40).regex(/^[\w-]+$/)).max(20);
