@@ -89,13 +89,13 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
 
+/** The size of the workspace `--app-cached` opens first (cells). */
+const SMALL = 5;
+
 /**
  * The workspaces, built through the server's own code in this process (a person's client may not
  * write the kernel's run records the cells carry), on the data dir the measured server then opens.
  */
-/** The size of the workspace `--app-cached` opens first (cells). */
-const SMALL = 5;
-
 async function buildFixture(dir: string): Promise<Map<number, string>> {
   const server = await startServer(
     loadConfig({ PLEXUS_LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv, { port: 0, host: '127.0.0.1', dataDir: dir, seedDemo: false, kernel: false, secret: 'bench-fixture-secret-0123456789', clientDir: path.join(dir, 'no-client') }),
