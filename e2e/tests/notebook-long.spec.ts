@@ -117,3 +117,36 @@ test('a follower whose page has rendered only the first cells goes to the presen
   expect(await rendered(bob.page)).toBeGreaterThan(cellIds.indexOf(at!));
   await expect(bob.page.getByTestId('presenter-bar')).toHaveAttribute('data-following', 'true');
 });
+
+test('the first cells come with their editors in the notebook’s first render; scrolled far away, they give them up', async ({ plexus, actor }) => {
+  const seeds = Array.from({ length: 40 }, (_, i) => ({ kind: 'code' as const, source: Array.from({ length: 20 }, (_l, j) => `const w${i}_${j} = ${i + j};`).join('\n') }));
+  const { workspace, cellIds } = await plexus.createWorkspace('first editors', seeds);
+  const alice = await actor(ALICE);
+  // What the page holds when the notebook's cells first appear (one render's mutations are seen
+  // together): which cells have an editor then.
+  await alice.page.addInitScript(() => {
+    const w = window as unknown as { __firstRender?: { cells: number; editors: string[] } };
+    new MutationObserver((_m, obs) => {
+      const cells = document.querySelectorAll('[data-testid=notebook] [data-testid=cell]');
+      if (!cells.length) return;
+      obs.disconnect();
+      w.__firstRender = {
+        cells: cells.length,
+        editors: [...cells].filter((c) => c.querySelector('.cm-content')).map((c) => c.getAttribute('data-cell-id') ?? ''),
+      };
+    }).observe(document, { childList: true, subtree: true });
+  });
+  await openWorkspace(alice.page, plexus, workspace.id);
+  await waitLive(alice.page);
+  const first = await alice.page.evaluate(() => (window as unknown as { __firstRender?: { cells: number; editors: string[] } }).__firstRender);
+  expect(first?.cells).toBe(40);
+  expect(first?.editors).toEqual(cellIds.slice(0, 3));
+  // The scheduler then mounts the others near the viewport as before.
+  await expect(codeContent(alice.page, cellIds[3]!)).toBeVisible();
+  // Not pinned: far below, the first cell's editor goes (its text stays, as a preview) and comes back.
+  await alice.page.getByTestId('notebook').evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
+  await expect(codeContent(alice.page, cellIds[0]!)).toHaveCount(0);
+  await expect(alice.page.locator(`[data-testid="cell"][data-cell-id="${cellIds[0]}"]`)).toContainText('const w0_0 = 0;');
+  await alice.page.getByTestId('notebook').evaluate((el) => el.scrollTo({ top: 0 }));
+  await expect(codeContent(alice.page, cellIds[0]!)).toBeVisible();
+});

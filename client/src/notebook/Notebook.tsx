@@ -19,6 +19,8 @@ import { usePresenterNotebook } from '../presenter/usePresenter.ts';
 
 /** Cells rendered in the first commit; more follow, a chunk per frame, while the end of the rendered ones is near the viewport. */
 const FIRST_CHUNK = 60;
+/** Cells at the top whose editors come with the notebook's first render (mountScheduler.ts, mountFirst). */
+const FIRST_EDITORS = 3;
 const CHUNK = 60;
 /** Cells rendered a frame once the browser's find has been opened (all of them come, without one long freeze). */
 const FIND_CHUNK = 250;
@@ -124,6 +126,7 @@ export function Notebook() {
   // exists (a synchronous second render, before the first paint).
   useLayoutEffect(() => {
     const scheduler = new MountScheduler(scrollRef.current!, 800);
+    scheduler.mountFirst(cellsRef.current.slice(0, FIRST_EDITORS).map((c) => c.id));
     setController(new NotebookController(session, scheduler));
     return () => scheduler.destroy();
   }, [session]);

@@ -33,6 +33,8 @@ export class MountScheduler {
   private frame = 0;
   /** Cells that must render their editor from their very first render (just created here). */
   private eager = new Set<string>();
+  /** Cells the notebook opens with at its top: their editors come with its first render (not pinned). */
+  private first = new Set<string>();
   private lastScroll = 0;
   private settleTimer: ReturnType<typeof setTimeout> | undefined;
   private onScroll = () => {
@@ -52,19 +54,30 @@ export class MountScheduler {
     this.eager.add(cellId);
   }
 
+  /**
+   * The cells at the top of a notebook that has just opened: they render their editors in its
+   * first render, so the first keys can be typed as soon as it is on screen, instead of a frame
+   * or two later, once the intersection observer has seen them and the next frame has mounted
+   * them. Not pinned: scrolled away, they lose their editors like any other cell.
+   */
+  mountFirst(cellIds: string[]): void {
+    for (const id of cellIds) this.first.add(id);
+  }
+
   /** Whether a cell should render its editor on its first render. */
   startsMounted(cellId: string): boolean {
-    return this.eager.has(cellId) || this.isMounted(cellId);
+    return this.eager.has(cellId) || this.first.has(cellId) || this.isMounted(cellId);
   }
 
   observe(cellId: string, el: Element, set: Setter): void {
     const old = this.entries.get(cellId);
     if (old && old.el !== el) this.io.unobserve(old.el);
     const eager = this.eager.delete(cellId);
+    const first = this.first.delete(cellId);
     this.entries.set(cellId, {
       el,
       set,
-      mounted: eager || (old?.mounted ?? false),
+      mounted: eager || first || (old?.mounted ?? false),
       wanted: old?.wanted ?? false,
       pinned: eager || (old?.pinned ?? false),
     });
@@ -172,5 +185,6 @@ export class MountScheduler {
     this.io.disconnect();
     this.entries.clear();
     this.queue.clear();
+    this.first.clear();
   }
 }
