@@ -132,7 +132,7 @@ test('the first cells come with their editors in the notebook’s first render; 
       obs.disconnect();
       w.__firstRender = {
         cells: cells.length,
-        editors: [...cells].filter((c) => c.querySelector('.cm-content')).map((c) => c.getAttribute('data-cell-id') ?? ''),
+        editors: Array.from(cells).filter((c) => c.querySelector('.cm-content')).map((c) => c.getAttribute('data-cell-id') ?? ''),
       };
     }).observe(document, { childList: true, subtree: true });
   });
