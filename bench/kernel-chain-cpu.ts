@@ -5,7 +5,10 @@
  * R rounds. Prints wall time per chain (p50, p95) and CPU time of this process (the kernel's
  * thread: scheduling, graph, compile, document writes) and of the runtime children per cell —
  * CPU time, not wall time, so the figures mean something on a busy machine too.
- * Run: node --import tsx bench/kernel-chain-cpu.ts [--cells=100] [--rounds=10] [--kind=js|sql] [--sql-threads=2] [--sql-adaptive=1|0] [--plain-runs=1|0]
+ * `--others=N` puts N more cells in the notebook first (code cells of 20 lines that no chain cell
+ * reads, every fifth markdown), as a long notebook around a short chain: what an edit and a run of
+ * the chain cost as the notebook grows.
+ * Run: node --import tsx bench/kernel-chain-cpu.ts [--cells=100] [--rounds=10] [--kind=js|sql] [--others=0] [--sql-threads=2] [--sql-adaptive=1|0] [--plain-runs=1|0]
  */
 import fs from 'node:fs';
 import * as Y from 'yjs';
@@ -17,6 +20,7 @@ import { tmpDir } from '@plexus/testkit';
 const arg = (name: string, def: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def;
 const cells = Number(arg('cells', '100'));
 const rounds = Number(arg('rounds', '10'));
+const others = Number(arg('others', '0'));
 const kind = arg('kind', 'js') as 'js' | 'sql';
 const ahead = arg('ahead', '1') !== '0';
 const sqlThreads = Number(arg('sql-threads', '2'));
@@ -50,6 +54,11 @@ const kernel = new WorkspaceKernel({
   limits: { timeoutMs: 30_000, memoryMb: 512, sqlMemoryMb: 512, sqlThreads, sqlAdaptiveThreads: sqlAdaptive, sqlRowsToJs: 10_000, maxFrameBytes: 64 << 20 },
 });
 kernel.begin();
+for (let i = 0; i < others; i++) {
+  const markdown = i % 5 === 0;
+  const lines = Array.from({ length: 20 }, (_, l) => (markdown ? `Note ${i}, line ${l}: *some* text.` : `const o${i}_${l} = ${l} * ${i};`));
+  createCell(doc, { kind: markdown ? 'markdown' : 'code', source: lines.join('\n'), author: 'bench' }, origin);
+}
 const ids: string[] = [];
 for (let i = 0; i < cells; i++) {
   const src = kind === 'js' ? (i === 0 ? 'const v0 = 0;' : `const v${i} = v${i - 1} + 1;`) : i === 0 ? 'select 0 as v' : `select v + 1 as v from t${i - 1}`;
@@ -87,7 +96,7 @@ for (let r = 0; r <= rounds; r++) {
 }
 const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
 const ms = (x: number) => x.toFixed(1);
-console.log(`kernel chain, ${kind}, ${cells} cells, ${ahead ? 'trivial cells sent ahead' : 'one round trip per cell'}, ${rounds} rounds, DuckDB threads ${sqlThreads}${sqlAdaptive ? ' (small queries on one)' : ' (every query)'}, ${plainRuns ? 'plain runs' : 'runs as maps'}, load ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(`kernel chain, ${kind}, ${cells} cells${others ? ` after ${others} other cells` : ''}, ${ahead ? 'trivial cells sent ahead' : 'one round trip per cell'}, ${rounds} rounds, DuckDB threads ${sqlThreads}${sqlAdaptive ? ' (small queries on one)' : ' (every query)'}, ${plainRuns ? 'plain runs' : 'runs as maps'}, load ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
 console.log(`  wall per chain   p50 ${ms(q(walls, 0.5))} ms   p95 ${ms(q(walls, 0.95))} ms   per cell p50 ${(q(walls, 0.5) / cells).toFixed(3)} ms`);
 console.log(`  kernel CPU/chain p50 ${ms(q(selfCpu, 0.5))} ms   per cell ${(q(selfCpu, 0.5) / cells).toFixed(3)} ms`);
 console.log(`  runtime CPU/chain p50 ${ms(q(childCpu, 0.5))} ms   per cell ${(q(childCpu, 0.5) / cells).toFixed(3)} ms`);

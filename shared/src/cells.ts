@@ -100,14 +100,32 @@ export function cellSourceType(cell: CellView): Y.Text | Y.XmlFragment | undefin
  * removed or re-kinded, renamed, or their source edited.
  */
 export function changesNotebookGraph(doc: Y.Doc, tr: Y.Transaction): boolean {
+  const changes = notebookGraphChanges(doc, tr);
+  return changes === 'cells' || changes.size > 0;
+}
+
+/**
+ * What a transaction changed of what the notebook's dependency graph is built from: `'cells'`
+ * when cells were added, removed, re-kinded or renamed, a source replaced, or a cell's other
+ * shared types edited (read as a change of the cells); otherwise the ids of the cells whose
+ * source text was edited (none: the graph's inputs are as they were).
+ */
+export function notebookGraphChanges(doc: Y.Doc, tr: Y.Transaction): 'cells' | Set<string> {
   const cells = roots(doc).cells;
+  const edited = new Set<string>();
   for (const [type, keys] of tr.changed) {
-    if ((type as unknown) === cells) return true;
-    const parent = type._item?.parent;
-    if (type instanceof Y.Map && parent === cells && (keys.has('source') || keys.has('name') || keys.has('kind'))) return true;
-    if (!(type instanceof Y.Map) && parent instanceof Y.Map && parent._item?.parent === cells) return true; // a source edit
+    if ((type as unknown) === cells) return 'cells';
+    const item = type._item;
+    const parent = item?.parent;
+    if (type instanceof Y.Map && parent === cells && (keys.has('source') || keys.has('name') || keys.has('kind'))) return 'cells';
+    if (!(type instanceof Y.Map) && parent instanceof Y.Map && parent._item?.parent === cells) {
+      const id = parent.get('id'); // as readCell has it
+      // A source edit; any other shared type of a cell counts as a change of the cells.
+      if (item!.parentSub !== 'source' || typeof id !== 'string') return 'cells';
+      edited.add(id);
+    }
   }
-  return false;
+  return edited;
 }
 
 /**

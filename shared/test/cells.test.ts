@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import {
   agentOrigin, cellFragment, cellSource, cellText, createCell, deleteCell, getCell, insertCellText, listCells, moveCell,
-  moveCellBy, neighbourCell, onlyEditsCellSources, roots, setCellKind, setCellName, setCellSource, userOrigin, type CellId, type CellKind, type Origin,
+  moveCellBy, neighbourCell, notebookGraphChanges, onlyEditsCellSources, requestRun, roots, setCellKind, setCellName, setCellSource, userOrigin, type CellId, type CellKind, type Origin,
 } from '../src/index.ts';
 import { cellIds, wrote } from './helpers.ts';
 
@@ -281,5 +281,51 @@ describe('onlyEditsCellSources', () => {
     expect(last()).toBe(false);
     doc.transact(() => roots(doc).meta.set('title', 'T'), alice);
     expect(last()).toBe(false);
+  });
+});
+
+describe('notebookGraphChanges', () => {
+  it('names the cells whose source text was edited; anything else about the cells is a change of the cells; the rest is none', () => {
+    const code = add('x = 1');
+    const sql = createCell(doc, { kind: 'sql', source: 'select 1', author: 'alice', name: 'q' }, alice);
+    const md = add('Some *notes*', undefined, 'markdown');
+    const seen: Array<'cells' | string[]> = [];
+    doc.on('afterTransaction', (tr: Y.Transaction) => {
+      const c = notebookGraphChanges(doc, tr);
+      seen.push(c === 'cells' ? c : [...c].sort());
+    });
+    const last = () => seen[seen.length - 1];
+    insertCellText(doc, code, 0, 'y', alice);
+    expect(last()).toEqual([code]);
+    doc.transact(() => {
+      insertCellText(doc, code, 0, 'z', alice);
+      insertCellText(doc, sql, 0, ' ', alice);
+    }, alice);
+    expect(last()).toEqual([code, sql].sort());
+    // Typing straight into a markdown cell's fragment is its source too (not in the graph: the kernel skips it).
+    doc.transact(() => cellFragment(getCell(doc, md)!)!.insert(0, [new Y.XmlText('x')]), alice);
+    expect(last()).toEqual([md]);
+    // A run request writes the cell's other keys: nothing the graph is built from.
+    requestRun(doc, code, { id: 'alice', name: 'Alice' }, alice);
+    expect(last()).toEqual([]);
+    doc.transact(() => roots(doc).meta.set('title', 'T'), alice);
+    expect(last()).toEqual([]);
+    setCellSource(doc, sql, 'select 2', alice); // a minimal diff: an edit of its text
+    expect(last()).toEqual([sql]);
+    for (const change of [
+      () => setCellName(doc, sql, 'r', alice),
+      () => setCellKind(doc, code, 'markdown', alice),
+      () => add('new'),
+      () => deleteCell(doc, md, alice),
+      () => doc.transact(() => getCell(doc, sql)!.map.set('source', new Y.Text('select 3')), alice),
+    ]) {
+      const before = seen.length;
+      change();
+      expect(seen.slice(before)).toContain('cells');
+    }
+    doc.transact(() => getCell(doc, sql)!.map.set('extra', new Y.Array()), alice);
+    expect(last()).toEqual([]); // a key the graph is not built from
+    doc.transact(() => (getCell(doc, sql)!.map.get('extra') as Y.Array<number>).push([1]), alice);
+    expect(last()).toBe('cells'); // another shared type of a cell: read as a change of the cells
   });
 });

@@ -19,7 +19,7 @@ import {
   cellSource, isRunnableCell, describeGraphError, descendants, finishExec, getCell, listCells, listTables, pendingRequests, readCommand,
   readExec, readKernelStatus, recordExec, runSource, setPending, setStale, sourceHash, staleCells, startExec, topoOrder, writeKernelStatus,
   type CellAnalysis, type CellOutput, type CellView, type KernelCommandKind, type KernelStatus, type NotebookGraph,
-  type Requester, type RunTrigger, randomId, abandonKernelMarks, changesNotebookGraph, onlyEditsCellSources, roots,
+  type Requester, type RunTrigger, randomId, abandonKernelMarks, notebookGraphChanges, onlyEditsCellSources, roots,
 } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { compileJsCell, type CompiledCell } from './compile.ts';
@@ -145,6 +145,12 @@ export class WorkspaceKernel {
   /** Last analysis per cell (kept after a delete until the delete is processed). */
   private readonly analyses = new Map<string, { hash: string; kind: string; a: CellAnalysis }>();
   private graphCache: NotebookGraph | null = null;
+  /** What each runnable cell brought to the cached graph (its definitions and references, as one key). */
+  private readonly graphInputs = new Map<string, string>();
+  /** Cells whose source text was edited since the graph was built: their part is checked when it is next read. */
+  private readonly graphEdited = new Set<string>();
+  /** How often the dependency graph was built (tests: an edit that keeps what a cell defines and reads keeps the graph). */
+  graphBuilds = 0;
   private tickScheduled = false;
   private readonly cells: object;
   private draining = false;
@@ -239,9 +245,18 @@ export class WorkspaceKernel {
   private readonly onTransaction = (tr: Y.Transaction) => {
     // Hocuspocus echoes our own updates back: they change nothing and must cost nothing.
     if (tr.origin === KERNEL_ORIGIN || tr.changed.size === 0) return;
-    if (this.affectsGraph(tr)) {
+    // An edit inside cells' sources drops only those cells' cached sources, and the graph only if
+    // what they define or read changed (graph()): re-running an edited cell does not read every
+    // cell's source again nor rebuild the graph. Anything else about the cells drops both.
+    const changes = notebookGraphChanges(this.doc, tr);
+    if (changes === 'cells') {
       this.graphCache = null;
       this.sources.clear();
+    } else {
+      for (const id of changes) {
+        this.sources.delete(id);
+        this.graphEdited.add(id);
+      }
     }
     // Typing asks nothing of the kernel (a run is a request on the cell, a key): no tick, whose
     // scans of every cell would otherwise run on each keystroke.
@@ -331,16 +346,35 @@ export class WorkspaceKernel {
   }
 
   private graph(): NotebookGraph {
+    if (this.graphCache && this.graphEdited.size) {
+      // Kept while every edited cell defines and reads what it did (or is still no part of it).
+      for (const id of this.graphEdited) {
+        const c = getCell(this.doc, id);
+        if ((c && isRunnableCell(c) ? this.graphNode(c).key : undefined) !== this.graphInputs.get(id)) {
+          this.graphCache = null;
+          break;
+        }
+      }
+    }
+    this.graphEdited.clear();
     if (this.graphCache) return this.graphCache;
     // Markdown and code Plexus cannot run (imported Python, R, …) are not part of the graph.
-    const cells = listCells(this.doc).filter(isRunnableCell);
-    const nodes = cells.map((c) => {
-      const a = this.analysis(c);
-      return { id: c.id, defs: a.error && c.kind === 'code' ? [] : a.defs, refs: a.refs };
-    });
-    for (const n of nodes) this.cellRefs.set(n.id, [...n.refs]);
+    const nodes = listCells(this.doc).filter(isRunnableCell).map((c) => this.graphNode(c));
+    this.graphInputs.clear();
+    for (const n of nodes) {
+      this.cellRefs.set(n.id, [...n.refs]);
+      this.graphInputs.set(n.id, n.key);
+    }
     this.graphCache = buildGraph(nodes);
+    this.graphBuilds++;
     return this.graphCache;
+  }
+
+  /** A runnable cell's part of the graph: what it defines and what it reads, and both as one key. */
+  private graphNode(c: CellView): { id: string; defs: string[]; refs: string[]; key: string } {
+    const a = this.analysis(c);
+    const defs = a.error && c.kind === 'code' ? [] : a.defs;
+    return { id: c.id, defs, refs: a.refs, key: JSON.stringify([defs, a.refs]) };
   }
 
   private label(id: string): string {
@@ -368,10 +402,6 @@ export class WorkspaceKernel {
   }
 
   /** Whether a transaction changed what the graph is built from (cells, sources, names, kinds). */
-  private affectsGraph(tr: Y.Transaction): boolean {
-    return changesNotebookGraph(this.doc, tr);
-  }
-
   private tick(): void {
     this.writes.flush();
     if (this.tablesSignature() !== this.tablesKey && !this.running) this.tablesChanged();
@@ -521,7 +551,8 @@ export class WorkspaceKernel {
     }
     this.queue = next;
     // Cells that cannot be ordered (in a cycle, or downstream of one) fail at once with the reason.
-    const unordered = [...want].filter((id) => !ordered.includes(id));
+    const placed = new Set(ordered);
+    const unordered = [...want].filter((id) => !placed.has(id));
     this.writes.now(() => {
       for (const item of fresh) {
         const c = getCell(this.doc, item.cellId);

@@ -208,6 +208,55 @@ describe('kernel scheduling on an in-memory document', () => {
     expect(run(a).state).toBe('done');
   });
 
+  it('an edit that keeps what a cell defines and reads keeps the graph; one that changes them rebuilds it, and runs follow the new dependencies', async () => {
+    const { doc, clock, engines, kernel, run } = setUp();
+    const a = addCell(doc, 'code', 'const x = 1;');
+    const b = addCell(doc, 'code', 'const y = x + 1;');
+    const c = addCell(doc, 'code', 'const z = 5;');
+    const runAll = async () => {
+      await clock.settle();
+      while (engines.open.length) {
+        const r = engines.open[0]!;
+        r.finish({ defines: r.cellId === a ? ['x'] : r.cellId === b ? ['y'] : ['z'] });
+        await clock.settle();
+      }
+    };
+    requestRun(doc, a, alice, aliceOrigin);
+    await runAll();
+    expect(engines.runs.map((r) => r.cellId)).toEqual([a, b]);
+    const built = kernel.graphBuilds;
+    expect(built).toBeGreaterThan(0);
+
+    // Same definitions and references: the graph stays, the run takes the edited source.
+    insertCellText(doc, a, 11, '0', aliceOrigin); // const x = 10;
+    insertCellText(doc, b, 0, '  ', bobOrigin);
+    requestRun(doc, a, alice, aliceOrigin);
+    await clock.settle();
+    expect(JSON.stringify(engines.open[0]!.input)).toContain('x = 10;');
+    await runAll();
+    expect(engines.runs.map((r) => r.cellId)).toEqual([a, b, a, b]);
+    expect(JSON.stringify(engines.runs[3]!.input)).toContain('  const y = x + 1;');
+    expect(kernel.graphBuilds).toBe(built);
+
+    // b now reads z, not x: the graph is built again; a runs alone, c brings b along.
+    setCellSource(doc, b, 'const y = z + 1;', bobOrigin);
+    requestRun(doc, a, alice, aliceOrigin);
+    await runAll();
+    expect(engines.runs.map((r) => r.cellId).slice(4)).toEqual([a]);
+    expect(kernel.graphBuilds).toBe(built + 1);
+    requestRun(doc, c, alice, aliceOrigin);
+    await runAll();
+    expect(engines.runs.map((r) => r.cellId).slice(5)).toEqual([c, b]);
+    expect(run(b).state).toBe('done');
+
+    // A cell that stops defining what another reads: rebuilt too (the reader's input is gone).
+    setCellSource(doc, c, 'const w = 5;', aliceOrigin);
+    requestRun(doc, c, alice, aliceOrigin);
+    await runAll();
+    expect(engines.runs.map((r) => r.cellId).slice(7)).toEqual([c]);
+    expect(kernel.graphBuilds).toBe(built + 2);
+  });
+
   it('a kernel stopped right after a cell ended still writes that result (it was waiting in the write batch)', async () => {
     const { doc, clock, engines, kernel, run } = setUp();
     const a = addCell(doc, 'code', '6 * 7');

@@ -20,6 +20,8 @@ export type GraphError =
 export interface NotebookGraph {
   /** Cell ids in notebook order. */
   order: string[];
+  /** Cell id → its place in `order`. */
+  position: Map<string, number>;
   /** Name → ids of the cells defining it (more than one is a duplicate definition). */
   definers: Map<string, string[]>;
   /** Cell → cells whose definitions it reads. */
@@ -78,7 +80,7 @@ export function buildGraph(cells: readonly GraphCell[]): NotebookGraph {
     const cycle = order.filter((id) => scc.includes(id));
     for (const id of cycle) if (!errors.has(id)) errors.set(id, { kind: 'cycle', cycle });
   }
-  return { order, definers, upstream, downstream, errors, unresolved };
+  return { order, position: new Map(order.map((id, i) => [id, i])), definers, upstream, downstream, errors, unresolved };
 }
 
 /** Tarjan's strongly connected components over `edges` (iterative: deep chains must not overflow). */
@@ -144,27 +146,75 @@ export const ancestors = (g: NotebookGraph, ids: Iterable<string>): Set<string> 
 
 /**
  * Orders `ids` so that every cell comes after the cells it reads, directly or through cells not in
- * `ids` (Kahn's algorithm over the whole graph; among ready cells the one first in the notebook
- * goes first). Cells in a cycle, and cells downstream of one, are left out: they can't run.
+ * `ids` (Kahn's algorithm; among ready cells the one first in the notebook goes first). Cells in a
+ * cycle, and cells downstream of one, are left out: they can't run.
+ *
+ * Only `ids` and the cells they read, transitively, take part: no other cell makes one of them
+ * ready, so Kahn's algorithm over that part pops them in the order it would over the whole graph.
+ * With the ready cells in a heap by notebook position, ordering a short chain in a long notebook
+ * costs the chain, not the notebook (it sorted every ready cell of the notebook at each step).
  */
 export function topoOrder(g: NotebookGraph, ids: Iterable<string>): string[] {
-  const want = new Set(ids);
-  const pos = new Map(g.order.map((id, i) => [id, i]));
+  const want = new Set<string>();
+  for (const id of ids) if (g.upstream.has(id)) want.add(id);
+  const part = ancestors(g, want);
+  for (const id of want) part.add(id);
   const indeg = new Map<string, number>();
-  for (const id of g.order) indeg.set(id, g.errors.get(id)?.kind === 'cycle' ? Infinity : g.upstream.get(id)!.size);
-  const ready = g.order.filter((id) => indeg.get(id) === 0);
+  const ready = new PositionHeap();
+  for (const id of part) {
+    const n = g.errors.get(id)?.kind === 'cycle' ? Infinity : g.upstream.get(id)!.size;
+    indeg.set(id, n);
+    if (n === 0) ready.push(g.position.get(id)!);
+  }
   const out: string[] = [];
-  while (ready.length) {
-    ready.sort((a, b) => pos.get(b)! - pos.get(a)!);
-    const id = ready.pop()!;
+  while (ready.size) {
+    const id = g.order[ready.pop()]!;
     if (want.has(id)) out.push(id);
     for (const d of g.downstream.get(id)!) {
-      const n = indeg.get(d)! - 1;
-      indeg.set(d, n);
-      if (n === 0) ready.push(d);
+      const n = indeg.get(d);
+      if (n === undefined) continue; // not in the part: reads no wanted cell's inputs
+      indeg.set(d, n - 1);
+      if (n - 1 === 0) ready.push(g.position.get(d)!);
     }
   }
   return out;
+}
+
+/** A min-heap of notebook positions. */
+class PositionHeap {
+  private readonly items: number[] = [];
+  get size(): number {
+    return this.items.length;
+  }
+  push(p: number): void {
+    const a = this.items;
+    a.push(p);
+    for (let i = a.length - 1; i > 0; ) {
+      const up = (i - 1) >> 1;
+      if (a[up]! <= a[i]!) break;
+      [a[up], a[i]] = [a[i]!, a[up]!];
+      i = up;
+    }
+  }
+  pop(): number {
+    const a = this.items;
+    const top = a[0]!;
+    const last = a.pop()!;
+    if (a.length) {
+      a[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && a[l]! < a[m]!) m = l;
+        if (r < a.length && a[r]! < a[m]!) m = r;
+        if (m === i) break;
+        [a[m], a[i]] = [a[i]!, a[m]!];
+        i = m;
+      }
+    }
+    return top;
+  }
 }
 
 /** A one-line, human explanation of a structural error, for the cell's error output. */
