@@ -7,12 +7,14 @@
  * CPU time, not wall time, so the figures mean something on a busy machine too.
  * `--others=N` puts N more cells in the notebook first (code cells of 20 lines that no chain cell
  * reads, every fifth markdown), as a long notebook around a short chain: what an edit and a run of
- * the chain cost as the notebook grows.
+ * the chain cost as the notebook grows. `--moves=K` then moves the shared viewer's camera K times (a
+ * change that is no run request, as a person navigating the viewer makes many) and prints what
+ * each costs this process until the kernel has looked at it.
  * Run: node --import tsx bench/kernel-chain-cpu.ts [--cells=100] [--rounds=10] [--kind=js|sql] [--others=0] [--sql-threads=2] [--sql-adaptive=1|0] [--plain-runs=1|0]
  */
 import fs from 'node:fs';
 import * as Y from 'yjs';
-import { createCell, readCellRun, requestRun, setCellSource, userOrigin } from '@plexus/shared';
+import { createCell, readCamera, readCellRun, requestRun, setCamera, setCellSource, userOrigin } from '@plexus/shared';
 import { WorkspaceKernel } from '@plexus/server/kernel/workspace-kernel';
 import { createLogger } from '@plexus/server/log';
 import { tmpDir } from '@plexus/testkit';
@@ -21,6 +23,7 @@ const arg = (name: string, def: string) => process.argv.find((a) => a.startsWith
 const cells = Number(arg('cells', '100'));
 const rounds = Number(arg('rounds', '10'));
 const others = Number(arg('others', '0'));
+const moves = Number(arg('moves', '0'));
 const kind = arg('kind', 'js') as 'js' | 'sql';
 const ahead = arg('ahead', '1') !== '0';
 const sqlThreads = Number(arg('sql-threads', '2'));
@@ -101,5 +104,17 @@ console.log(`  wall per chain   p50 ${ms(q(walls, 0.5))} ms   p95 ${ms(q(walls, 
 console.log(`  kernel CPU/chain p50 ${ms(q(selfCpu, 0.5))} ms   per cell ${(q(selfCpu, 0.5) / cells).toFixed(3)} ms`);
 console.log(`  runtime CPU/chain p50 ${ms(q(childCpu, 0.5))} ms   per cell ${(q(childCpu, 0.5) / cells).toFixed(3)} ms`);
 console.log('  runner batches', JSON.stringify({ js: (kernel as any).js.stats, sql: (kernel as any).sql.stats }));
+if (moves) {
+  const moveMs: number[] = [];
+  for (let i = 0; i < moves; i++) {
+    const t0 = performance.now();
+    setCamera(doc, { ...readCamera(doc), position: [i, i, i] }, origin);
+    // The kernel's tick runs on setImmediate: two turns and it has run.
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    moveMs.push(performance.now() - t0);
+  }
+  console.log(`  a camera move until the kernel has looked at it: p50 ${q(moveMs, 0.5).toFixed(2)} ms   p95 ${q(moveMs, 0.95).toFixed(2)} ms (${moves} moves)`);
+}
 await kernel.stop();
 process.exit(0);

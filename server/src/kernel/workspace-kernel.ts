@@ -19,7 +19,7 @@ import {
   cellSource, isRunnableCell, describeGraphError, descendants, finishExec, getCell, listCells, listTables, pendingRequests, readCommand,
   readExec, readKernelStatus, recordExec, runSource, setPending, setStale, sourceHash, staleCells, startExec, topoOrder, writeKernelStatus,
   type CellAnalysis, type CellOutput, type CellView, type KernelCommandKind, type KernelStatus, type NotebookGraph,
-  type Requester, type RunTrigger, randomId, abandonKernelMarks, notebookGraphChanges, onlyEditsCellSources, roots,
+  type Requester, type RunTrigger, randomId, abandonKernelMarks, notebookGraphChanges, onlyEditsCellSources, requestChanges, roots,
 } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { compileJsCell, type CompiledCell } from './compile.ts';
@@ -151,6 +151,15 @@ export class WorkspaceKernel {
   private readonly graphEdited = new Set<string>();
   /** How often the dependency graph was built (tests: an edit that keeps what a cell defines and reads keeps the graph). */
   graphBuilds = 0;
+  /**
+   * What the next tick must look at again (onTransaction): whether cells were added or removed
+   * (deletions), and the cells whose run request changed ('all': every cell). A tick that a viewer's
+   * camera or a chat message brings then costs nothing per cell of a long notebook.
+   */
+  private cellsChanged = true;
+  private asked: 'all' | Set<string> = 'all';
+  /** Ticks that read every cell's run request, and cells read one by one otherwise (tests). */
+  readonly requestReads = { everyCell: 0, cells: 0 };
   private tickScheduled = false;
   private readonly cells: object;
   private draining = false;
@@ -252,15 +261,20 @@ export class WorkspaceKernel {
     if (changes === 'cells') {
       this.graphCache = null;
       this.sources.clear();
+      this.cellsChanged = true;
     } else {
       for (const id of changes) {
         this.sources.delete(id);
         this.graphEdited.add(id);
       }
     }
-    // Typing asks nothing of the kernel (a run is a request on the cell, a key): no tick, whose
-    // scans of every cell would otherwise run on each keystroke.
+    // Typing asks nothing of the kernel (a run is a request on the cell, a key): no tick.
     if (onlyEditsCellSources(this.cells, tr)) return;
+    if (this.asked !== 'all') {
+      const asked = requestChanges(this.doc, tr);
+      if (asked === 'all') this.asked = 'all';
+      else for (const id of asked) this.asked.add(id);
+    }
     this.scheduleTick();
   };
 
@@ -401,11 +415,13 @@ export class WorkspaceKernel {
     });
   }
 
-  /** Whether a transaction changed what the graph is built from (cells, sources, names, kinds). */
   private tick(): void {
     this.writes.flush();
     if (this.tablesSignature() !== this.tablesKey && !this.running) this.tablesChanged();
-    this.processDeletions();
+    if (this.cellsChanged) {
+      this.cellsChanged = false;
+      this.processDeletions();
+    }
     for (const key of KERNEL_COMMANDS) {
       const cmd = readCommand(this.doc, key);
       if (cmd && cmd.id !== this.handled[key]) {
@@ -480,7 +496,12 @@ export class WorkspaceKernel {
   }
 
   private processRequests(): void {
-    const reqs = pendingRequests(this.doc);
+    const asked = this.asked;
+    this.asked = new Set();
+    if (asked !== 'all' && !asked.size) return;
+    const reqs = asked === 'all' ? pendingRequests(this.doc) : pendingRequests(this.doc, asked);
+    if (asked === 'all') this.requestReads.everyCell++;
+    else this.requestReads.cells += asked.size;
     if (!reqs.length) return;
     const roots: Array<{ id: string; requestId: string; by: Requester }> = [];
     this.writes.now(() => {

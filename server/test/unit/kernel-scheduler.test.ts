@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { KERNEL_ORIGIN, deleteCell, getCell, insertCellText, readCellRun, readKernelStatus, requestInterrupt, requestRun, setCellSource } from '@plexus/shared';
+import { KERNEL_ORIGIN, deleteCell, getCell, insertCellText, readAck, readCamera, readCellRun, readKernelStatus, requestInterrupt, requestRun, roots, setCamera, setCellName, setCellSource } from '@plexus/shared';
 import { ManualClock, ScriptedEngines, textOutput, tmpDir } from '@plexus/testkit';
 import { addCell, alice, aliceOrigin, bob, bobOrigin, shown } from '@plexus/testkit/kernel';
 import { WorkspaceKernel } from '../../src/kernel/workspace-kernel.ts';
@@ -255,6 +255,52 @@ describe('kernel scheduling on an in-memory document', () => {
     await runAll();
     expect(engines.runs.map((r) => r.cellId).slice(7)).toEqual([c]);
     expect(kernel.graphBuilds).toBe(built + 2);
+  });
+
+  it('a tick reads the run requests of the cells a change touched, not every cell; a cell made with its request runs', async () => {
+    const { doc, clock, engines, kernel, run } = setUp();
+    const ids = Array.from({ length: 50 }, (_, i) => addCell(doc, 'code', `const v${i} = ${i};`));
+    await clock.settle();
+    const { everyCell } = kernel.requestReads;
+    expect(everyCell).toBeGreaterThan(0); // the first tick reads them all
+    // Changes that are no request (the viewer's camera, the title, a cell's other keys): ticks that read no request.
+    setCamera(doc, { ...readCamera(doc), position: [1, 2, 3] }, aliceOrigin);
+    doc.transact(() => roots(doc).meta.set('title', 'Lab meeting'), aliceOrigin);
+    setCellName(doc, ids[3]!, 'third', aliceOrigin); // a change of the cells: deletions are looked for, requests not re-read
+    await clock.settle();
+    expect(kernel.requestReads).toEqual({ everyCell, cells: 0 });
+    expect(engines.runs).toHaveLength(0);
+    // A request is read on its own cell.
+    requestRun(doc, ids[7]!, alice, aliceOrigin);
+    await clock.settle();
+    expect(kernel.requestReads).toEqual({ everyCell, cells: 1 });
+    expect(engines.open.map((r) => r.cellId)).toEqual([ids[7]]);
+    engines.open[0]!.finish({ defines: ['v7'] });
+    await clock.settle();
+    expect(run(ids[7]!).state).toBe('done');
+    // A cell created together with its request, in one transaction: every cell is read again, and it runs.
+    let made = '';
+    doc.transact(() => {
+      made = addCell(doc, 'code', 'const w = 1;');
+      requestRun(doc, made, bob, bobOrigin);
+    }, bobOrigin);
+    await clock.settle();
+    expect(kernel.requestReads.everyCell).toBe(everyCell + 1);
+    expect(engines.open.map((r) => r.cellId)).toEqual([made]);
+    engines.open[0]!.finish({ defines: ['w'] });
+    await clock.settle();
+    expect(run(made).exec!.requestedBy?.id).toBe('bob');
+    // A request whose acknowledgement someone removes is read again (and acknowledged again).
+    const request = requestRun(doc, ids[9]!, alice, aliceOrigin);
+    await clock.settle();
+    engines.open[0]!.finish({ defines: ['v9'] });
+    await clock.settle();
+    const read = kernel.requestReads.cells;
+    doc.transact(() => getCell(doc, ids[9]!)!.map.delete('ack'), bobOrigin);
+    expect(readAck(getCell(doc, ids[9]!)!)).toBeNull();
+    await clock.settle();
+    expect(kernel.requestReads.cells).toBe(read + 1);
+    expect(readAck(getCell(doc, ids[9]!)!)).toBe(request);
   });
 
   it('a kernel stopped right after a cell ended still writes that result (it was waiting in the write batch)', async () => {

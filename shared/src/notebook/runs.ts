@@ -33,6 +33,7 @@ import * as Y from 'yjs';
 import { randomId } from '../ids.ts';
 import type { Origin } from '../origin.ts';
 import { roots } from '../schema.ts';
+import { compareOrder } from '../order.ts';
 import { cellSource, getCell, listCells, type CellView } from '../cells.ts';
 import { jsonSize, mapToOutput, outputToMap, type CellOutput } from './outputs.ts';
 import { isRunnableCell } from './jupyter.ts';
@@ -485,12 +486,35 @@ export function writeKernelStatus(doc: Y.Doc, status: KernelStatus, origin: Orig
   doc.transact(() => kernelRoot(doc).set('status', status), origin);
 }
 
-/** The cells of the notebook that have an unacknowledged run request. */
-export function pendingRequests(doc: Y.Doc): Array<{ cell: CellView; request: RunRequest }> {
+/**
+ * The cells of the notebook that have an unacknowledged run request, in notebook order; `among`:
+ * only these cells (ids), as `requestChanges` names them — not a walk over every cell.
+ */
+export function pendingRequests(doc: Y.Doc, among?: Iterable<string>): Array<{ cell: CellView; request: RunRequest }> {
   const out: Array<{ cell: CellView; request: RunRequest }> = [];
-  for (const cell of listCells(doc)) {
+  const cells = among ? [...new Set(among)].map((id) => getCell(doc, id)).filter((c): c is CellView => !!c).sort(compareOrder) : listCells(doc);
+  for (const cell of cells) {
     const request = readRunRequest(cell);
     if (request && request.id !== cell.map.get('ack')) out.push({ cell, request });
+  }
+  return out;
+}
+
+/**
+ * What a transaction changed of the run requests: `'all'` when cells were added or removed (a new
+ * cell may come with its request), else the ids of the cells whose request or its acknowledgement
+ * changed (a kernel looks at those again, not at every cell).
+ */
+export function requestChanges(doc: Y.Doc, tr: Y.Transaction): 'all' | Set<string> {
+  const cells = roots(doc).cells;
+  const out = new Set<string>();
+  for (const [type, keys] of tr.changed) {
+    if ((type as unknown) === cells) return 'all';
+    if (type instanceof Y.Map && type._item?.parent === cells && (keys.has('run') || keys.has('ack'))) {
+      const id = type.get('id');
+      if (typeof id !== 'string') return 'all';
+      out.add(id);
+    }
   }
   return out;
 }
