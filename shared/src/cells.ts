@@ -96,15 +96,6 @@ export function cellSourceType(cell: CellView): Y.Text | Y.XmlFragment | undefin
 }
 
 /**
- * Whether a transaction changed what the notebook's dependency graph is built from: cells added,
- * removed or re-kinded, renamed, or their source edited.
- */
-export function changesNotebookGraph(doc: Y.Doc, tr: Y.Transaction): boolean {
-  const changes = notebookGraphChanges(doc, tr);
-  return changes === 'cells' || changes.size > 0;
-}
-
-/**
  * What a transaction changed of what the notebook's dependency graph is built from: `'cells'`
  * when cells were added, removed, re-kinded or renamed, a source replaced, or a cell's other
  * shared types edited (read as a change of the cells); otherwise the ids of the cells whose

@@ -172,7 +172,7 @@ export function topoOrder(g: NotebookGraph, ids: Iterable<string>): string[] {
     if (want.has(id)) out.push(id);
     for (const d of g.downstream.get(id)!) {
       const n = indeg.get(d);
-      if (n === undefined) continue; // not in the part: reads no wanted cell's inputs
+      if (n === undefined) continue; // not in the part: neither wanted nor read by a wanted cell
       indeg.set(d, n - 1);
       if (n - 1 === 0) ready.push(g.position.get(d)!);
     }
