@@ -18,7 +18,9 @@
  * only the chains (1–2) on each server kind (bench/lib.ts), one round on each in turn, so drifting
  * background load hits them alike, and prints each kind's figures and their ratios to the first.
  * `--only=code|sql` runs one kind of chain; `--cpu-prof` has each server write a CPU profile and
- * prints its summary (both run the side-by-side chains, also on one server kind).
+ * prints its summary (both run the side-by-side chains, also on one server kind). `--others=N`
+ * (side by side only) puts N cells that the chains do not read in the notebook first (code cells
+ * of 20 lines, every fifth markdown): the chains in a long notebook.
  * Prints figures; asserts nothing (it exits non-zero only if the final state is wrong).
  */
 import fs from 'node:fs';
@@ -37,6 +39,8 @@ const N = 100;
 const CPU_PROF = process.argv.includes('--cpu-prof');
 /** `--only=code|sql`: one kind of chain. */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1] as 'code' | 'sql' | undefined;
+/** `--others=N`: N unrelated cells in the notebook before the chains (side by side only). */
+const OTHERS = Number(process.argv.find((a) => a.startsWith('--others='))?.split('=')[1] ?? 0);
 const who = { id: 'bench', name: 'Bench' };
 const origin = userOrigin('bench', 'Bench');
 const shown = (v: CellRunView | null) => (v?.outputs[0]?.type === 'text' ? v.outputs[0].text : v?.outputs[0]?.type === 'table' ? JSON.stringify(v.outputs[0].rows[0]) : '');
@@ -47,8 +51,19 @@ async function chain(a: BenchClient, b: BenchClient, kind: 'code' | 'sql'): Prom
     if (kind === 'code') ids.push(createCell(a.doc, { kind, author: 'bench', source: i === 0 ? 'const v0 = 0;' : `const v${i} = v${i - 1} + 1;${i === N - 1 ? `\nv${i}` : ''}` }, origin));
     else ids.push(createCell(a.doc, { kind, author: 'bench', name: `t${i}`, source: i === 0 ? 'SELECT 0 AS v' : `SELECT v + 1 AS v FROM t${i - 1}` }, origin));
   }
-  await until(() => listCells(b.doc).length >= N, 20_000, 5, 'cells on B');
+  await until(() => ids.every((id) => getCell(b.doc, id)), 20_000, 5, 'cells on B');
   return { ids };
+}
+
+/** `n` cells no chain reads, before the chains (`--others`). */
+async function others(a: BenchClient, b: BenchClient, n: number): Promise<void> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const markdown = i % 5 === 0;
+    const lines = Array.from({ length: 20 }, (_, l) => (markdown ? `Note ${i}, line ${l}: *some* text.` : `const o${i}_${l} = ${l} * ${i};`));
+    ids.push(createCell(a.doc, { kind: markdown ? 'markdown' : 'code', author: 'bench', source: lines.join('\n') }, origin));
+  }
+  await until(() => ids.every((id) => getCell(b.doc, id)), 120_000, 20, 'other cells on B');
 }
 
 /** One round: edit + Run the root in A (value `k`), until B shows the last cell's new output; ms. */
@@ -92,6 +107,7 @@ async function compareChains(): Promise<void> {
       sides.push({ kind, server, a, b, js: [], sql: [], times: { code: [], sql: [] } });
       await Promise.all([a.synced, b.synced]);
       await until(() => readKernelStatus(b.doc).state !== 'offline', 20_000, 5, 'kernel');
+      if (OTHERS) await others(a, b, OTHERS);
       sides[sides.length - 1]!.js = (await chain(a, b, 'code')).ids;
       sides[sides.length - 1]!.sql = (await chain(a, b, 'sql')).ids;
     }
@@ -104,7 +120,7 @@ async function compareChains(): Promise<void> {
       }
     }
     const load = (await import('node:os')).loadavg()[0]!.toFixed(1);
-    console.log(`\n${N}-cell chain, edit + Run in A → last output in B, ms (load average ${load} at the end)`);
+    console.log(`\n${N}-cell chain${OTHERS ? ` after ${OTHERS} other cells` : ''}, edit + Run in A → last output in B, ms (load average ${load} at the end)`);
     const base = sides[0]!;
     printTable(['server', 'chain', 'p50', 'p95', 'max', 'per cell (p50 / 100)', `p50 / ${base.kind}`], sides.flatMap((s) => (ONLY ? [ONLY] : (['code', 'sql'] as const)).map((kind) => {
       const x = summarize(s.times[kind]);
