@@ -5,7 +5,7 @@
  * updates. Deterministic apart from ids.
  */
 import * as Y from 'yjs';
-import { mulberry32, KERNEL_ORIGIN, cellText, createCell, finishExec, getCell, insertCellText, listCells, serverOrigin, startExec, userOrigin } from '@plexus/shared';
+import { mulberry32, KERNEL_ORIGIN, cellText, createCell, finishExec, getCell, insertCellText, listCells, serverOrigin, startExec, userOrigin, type Origin } from '@plexus/shared';
 
 /** Small deterministic PRNG (mulberry32). */
 export const rng = mulberry32;
@@ -39,6 +39,21 @@ export function fillNotebook(doc: Y.Doc, cells = 1000, lines = 20, markdownEvery
     const run = startExec(doc, cell, { runId: `k_${i}`, requestId: null, trigger: 'run-all', requestedBy: null, count: i, generation: 1, startedAt: 0, sourceHash: '', source: '', defines: [] }, KERNEL_ORIGIN);
     finishExec(run, { state: 'done', outputs: [{ type: 'text', text: `Out[${i}]: Array(${(i * 37) % 500}) [${i}, ${i + 1}, ${i + 2}, …]` }] }, KERNEL_ORIGIN, { settle: opts.settleRuns });
   }
+}
+
+/**
+ * Appends `n` cells that read nothing and define names no other fixture uses (`o<i>_<line>`): code
+ * cells of 20 lines, every fifth markdown — a long notebook around the cells a benchmark runs.
+ * Returns their ids.
+ */
+export function unrelatedCells(doc: Y.Doc, n: number, origin: Origin): string[] {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const markdown = i % 5 === 0;
+    const lines = Array.from({ length: 20 }, (_, l) => (markdown ? `Note ${i}, line ${l}: *some* text.` : `const o${i}_${l} = ${l} * ${i};`));
+    ids.push(createCell(doc, { kind: markdown ? 'markdown' : 'code', source: lines.join('\n'), author: 'bench' }, origin));
+  }
+  return ids;
 }
 
 /**

@@ -10,7 +10,7 @@
  * the chain cost as the notebook grows. `--moves=K` then moves the shared viewer's camera K times (a
  * change that is no run request, as a person navigating the viewer makes many) and prints what
  * each costs this process until the kernel has looked at it.
- * Run: node --import tsx bench/kernel-chain-cpu.ts [--cells=100] [--rounds=10] [--kind=js|sql] [--others=0] [--sql-threads=2] [--sql-adaptive=1|0] [--plain-runs=1|0]
+ * Run: node --import tsx bench/kernel-chain-cpu.ts [--cells=100] [--rounds=10] [--kind=js|sql] [--others=0] [--moves=0] [--sql-threads=2] [--sql-adaptive=1|0] [--plain-runs=1|0]
  */
 import fs from 'node:fs';
 import * as Y from 'yjs';
@@ -18,6 +18,7 @@ import { createCell, readCamera, readCellRun, requestRun, setCamera, setCellSour
 import { WorkspaceKernel } from '@plexus/server/kernel/workspace-kernel';
 import { createLogger } from '@plexus/server/log';
 import { tmpDir } from '@plexus/testkit';
+import { unrelatedCells } from './fixtures.ts';
 
 const arg = (name: string, def: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def;
 const cells = Number(arg('cells', '100'));
@@ -57,11 +58,7 @@ const kernel = new WorkspaceKernel({
   limits: { timeoutMs: 30_000, memoryMb: 512, sqlMemoryMb: 512, sqlThreads, sqlAdaptiveThreads: sqlAdaptive, sqlRowsToJs: 10_000, maxFrameBytes: 64 << 20 },
 });
 kernel.begin();
-for (let i = 0; i < others; i++) {
-  const markdown = i % 5 === 0;
-  const lines = Array.from({ length: 20 }, (_, l) => (markdown ? `Note ${i}, line ${l}: *some* text.` : `const o${i}_${l} = ${l} * ${i};`));
-  createCell(doc, { kind: markdown ? 'markdown' : 'code', source: lines.join('\n'), author: 'bench' }, origin);
-}
+unrelatedCells(doc, others, origin);
 const ids: string[] = [];
 for (let i = 0; i < cells; i++) {
   const src = kind === 'js' ? (i === 0 ? 'const v0 = 0;' : `const v${i} = v${i - 1} + 1;`) : i === 0 ? 'select 0 as v' : `select v + 1 as v from t${i - 1}`;

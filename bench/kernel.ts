@@ -31,6 +31,7 @@ import {
 } from '@plexus/shared';
 import { connectClient, createWorkspace, fmt, machine, median, printTable, repoRoot, spawnServer, summarize, tmpDir, until, type BenchClient, type ChildServer, type ServerKind } from './lib.ts';
 import { printProfile } from './cpuprofile.ts';
+import { unrelatedCells } from './fixtures.ts';
 
 const ROUNDS = Number(process.argv.find((a) => a.startsWith('--rounds='))?.split('=')[1] ?? 20);
 const SERVERS = (process.argv.find((a) => a.startsWith('--servers='))?.split('=')[1] ?? 'plexus').split(',') as Array<Exclude<ServerKind, 'static'>>;
@@ -57,12 +58,7 @@ async function chain(a: BenchClient, b: BenchClient, kind: 'code' | 'sql'): Prom
 
 /** `n` cells no chain reads, before the chains (`--others`). */
 async function others(a: BenchClient, b: BenchClient, n: number): Promise<void> {
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const markdown = i % 5 === 0;
-    const lines = Array.from({ length: 20 }, (_, l) => (markdown ? `Note ${i}, line ${l}: *some* text.` : `const o${i}_${l} = ${l} * ${i};`));
-    ids.push(createCell(a.doc, { kind: markdown ? 'markdown' : 'code', author: 'bench', source: lines.join('\n') }, origin));
-  }
+  const ids = unrelatedCells(a.doc, n, origin);
   await until(() => ids.every((id) => getCell(b.doc, id)), 120_000, 20, 'other cells on B');
 }
 
