@@ -99,10 +99,14 @@ test('a copy of many entries is folded into one by a worker, and still holds the
   await expect(later.getByTestId('doc-ready')).toBeVisible();
   await expect(codeContent(later, cellIds[0]!)).toHaveText(typed);
   // Edits go on into the folded copy.
+  const stored = await entriesOf(later, workspace.id);
   await codeContent(later, cellIds[0]!).click();
   await later.keyboard.press('Control+End');
   await later.keyboard.type('!');
   await expect.poll(() => later.evaluate((id) => String((globalThis as any).__plexus.doc.getMap('cells').get(id).get('source')), cellIds[0]!)).toBe(`${typed}!`);
+  // Closed only once the copy has stored the edit: IndexedDB commits after the document has it,
+  // and a page closed in between may lose that write (the browser's, not the copy's doing).
+  await expect.poll(() => entriesOf(later, workspace.id)).toBeGreaterThan(stored);
   await later.close();
   const third = await offlinePage(alice.page);
   await third.goto(`${plexus.url}/w/${workspace.id}?token=${encodeURIComponent(plexus.ownerToken)}`);
