@@ -26,6 +26,7 @@ import * as Y from 'yjs';
 import { loadConfig } from '@plexus/server/config';
 import { startServer } from '@plexus/server/app';
 import { hocuspocusClient, tmpDir, waitFor } from '@plexus/testkit';
+import { unpackStateParts } from '@plexus/shared/state-parts';
 import { fillNotebook } from './fixtures.ts';
 import { fmt, machine, median, printTable } from './lib.ts';
 
@@ -52,7 +53,7 @@ if (!isMainThread) {
     const bytes = new Uint8Array(await r.arrayBuffer());
     const state = performance.now() - t0;
     const doc = new Y.Doc();
-    Y.applyUpdate(doc, bytes);
+    doc.transact(() => unpackStateParts(bytes).forEach((u) => Y.applyUpdate(doc, u))); // a large one comes as its stored parts
     const applied = performance.now() - t0;
     const c = hocuspocusClient(url, id, token, { doc });
     await c.synced;

@@ -26,7 +26,7 @@ describe('applying a fetched document without an update event', () => {
     doc.on('afterTransaction', () => transactions++);
     const origin = { source: 'fetched' };
     const update = bigUpdate(200);
-    applyWithoutUpdateEvent(doc, update, origin);
+    applyWithoutUpdateEvent(doc, [update], origin);
     expect(doc.getMap('cells').size).toBe(200);
     expect(String((doc.getMap('cells').get('c7') as Y.Map<unknown>).get('source'))).toBe('const v7 = 7;');
     expect(Y.encodeStateAsUpdate(doc)).toEqual(update);
@@ -49,7 +49,7 @@ describe('applying a fetched document without an update event', () => {
     doc.getMap('cells').observe(() => {
       if (!doc.getMap('seen').has('cells')) doc.transact(() => doc.getMap('seen').set('cells', true), 'reaction');
     });
-    applyWithoutUpdateEvent(doc, bigUpdate(20), 'fetched');
+    applyWithoutUpdateEvent(doc, [bigUpdate(20)], 'fetched');
     expect(doc.getMap('seen').get('cells')).toBe(true);
     expect(origins).toEqual(['reaction']);
   });
@@ -58,7 +58,7 @@ describe('applying a fetched document without an update event', () => {
     const doc = new Y.Doc();
     const origins: unknown[] = [];
     doc.on('update', (_u: Uint8Array, origin: unknown) => origins.push(origin));
-    expect(() => applyWithoutUpdateEvent(doc, new Uint8Array([200, 1, 2, 3, 4]), 'fetched')).toThrow();
+    expect(() => applyWithoutUpdateEvent(doc, [new Uint8Array([200, 1, 2, 3, 4])], 'fetched')).toThrow();
     doc.getMap('m').set('k', 1);
     expect(origins).toEqual([null]);
   });

@@ -77,6 +77,9 @@ export async function spawnServer(opts: { root: string; dataDir: string; port: n
       PLEXUS_READY_JSON: '1',
       PLEXUS_LOG_LEVEL: 'warn',
       PLEXUS_SEED_DEMO: '0',
+      // Snapshots of over 1,000 structs stored in parts (the default is 10,000): browsers open
+      // workspaces from parts in more of these tests (first-screen.spec.ts checks it).
+      PLEXUS_SNAPSHOT_PART_STRUCTS: '1000',
     },
     stdio: ['ignore', fd, fd],
   });

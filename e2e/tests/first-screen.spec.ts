@@ -6,7 +6,12 @@
  * socket then carries the edits. Here the collaboration socket and the document request are held
  * (Playwright routes that do not reach the server) and released one after the other.
  */
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import type { Page, Route, WebSocketRoute } from '@playwright/test';
+import { cellSource, getCell, insertCellText, userOrigin } from '@plexus/shared';
+import { isStateParts, unpackStateParts } from '@plexus/shared/state-parts';
+import { readState } from '../support/server.ts';
 import { ALICE, BOB, VICTOR, codeContent, expect, markdownContent, openWorkspace, test, waitLive } from '../support/plexus.ts';
 
 /**
@@ -238,6 +243,50 @@ test('the fetched document is kept in this browser as it came: the next visit sh
   await expect(alice.page.getByTestId('cell')).toHaveCount(2);
   await expect(alice.page.getByTestId('notebook')).toContainText('const kept = 1;');
   await expect(alice.page.getByTestId('notebook')).toContainText('SELECT 2 AS two');
+  expect(await alice.page.evaluate(() => (globalThis as any).__plexus.provider.isSynced)).toBe(false);
+});
+
+test('a large workspace stored in parts opens from them: fetched as parts, applied, kept in this browser, editable', async ({ plexus, actor }) => {
+  // The e2e server stores a snapshot of over 1,000 structs in parts (support/server.ts): 120 cells
+  // typed line by line are several thousand; of over 256 KiB, the server sends its stored state.
+  const { workspace: source, cellIds } = await plexus.createWorkspace('stored in parts', Array.from({ length: 120 }, (_, i) => ({ kind: 'code' as const, source: `const p${i} = ${i};` })));
+  await plexus.withDoc(source.id, (doc) => {
+    for (const [i, id] of cellIds.entries()) for (let k = 0; k < 5; k++) insertCellText(doc, id, cellSource(getCell(doc, id)!).length, `\n// line ${k} of ${i} ${'-'.repeat(500)}`, userOrigin('e2e-seed', 'Seed'));
+  });
+  // A copy nobody has opened (the source stays loaded for its kernel a while): created whole, then
+  // stored in parts by the server's storage worker.
+  const { workspace } = await plexus.api<{ workspace: { id: string } }>('POST', `/api/workspaces/${source.id}/duplicate`, { name: 'parts copy' }, { expect: 201 });
+  const file = path.join(readState().dataDir, 'plexus.snapshots.db');
+  const storedParts = () => {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      const row = db.prepare('SELECT data FROM snapshots WHERE ws = ?').get(workspace.id) as { data: Buffer } | undefined;
+      return row && isStateParts(new Uint8Array(row.data)) ? unpackStateParts(new Uint8Array(row.data)).length : 0;
+    } finally {
+      db.close();
+    }
+  };
+  await expect.poll(storedParts, { timeout: 30_000 }).toBeGreaterThan(1);
+  const alice = await actor(ALICE);
+  const bodies: Uint8Array[] = [];
+  alice.page.on('response', async (r) => {
+    if (/\/api\/workspaces\/[^/]+\/state$/.test(new URL(r.url()).pathname)) bodies.push(new Uint8Array(await r.body()));
+  });
+  await openWorkspace(alice.page, plexus, workspace.id);
+  await expect.poll(() => bodies.length).toBe(1);
+  expect(isStateParts(bodies[0]!)).toBe(true);
+  expect(await alice.page.evaluate(() => performance.getEntriesByName('plexus:state-applied').length)).toBe(1);
+  expect(await alice.page.evaluate(() => (globalThis as any).__plexus.doc.getMap('cells').size)).toBe(120);
+  const first = (await plexus.snapshot(workspace.id)).cells[0]!.text;
+  await codeContent(alice.page, cellIds[0]!).click();
+  await alice.page.keyboard.press('Control+End');
+  await alice.page.keyboard.type(' // from parts');
+  await expect.poll(async () => (await plexus.snapshot(workspace.id)).cells[0]!.text).toBe(`${first} // from parts`);
+  // This browser kept what it fetched, part by part: the next visit, with the socket held, shows it all.
+  await alice.page.routeWebSocket(/\/collab/, () => {});
+  await alice.page.reload();
+  await expect(alice.page.getByTestId('doc-ready')).toBeVisible();
+  expect(await alice.page.evaluate(() => (globalThis as any).__plexus.doc.getMap('cells').size)).toBe(120);
   expect(await alice.page.evaluate(() => (globalThis as any).__plexus.provider.isSynced)).toBe(false);
 });
 

@@ -5,6 +5,7 @@ import type { DemoOptions } from './volumes/demo/demo-dataset.ts';
 import type { EmbeddingsConfig } from './atlas/embeddings.ts';
 import { loadOpsConfig, type OpsConfig } from './ops/ops-config.ts';
 import { loadClusterConfig, type ClusterConfig } from './cluster/cluster-config.ts';
+import { PART_STRUCTS } from './store/split-state.mjs';
 
 export interface ServerConfig {
   port: number;
@@ -30,6 +31,11 @@ export interface ServerConfig {
   compactEvery: number;
   /** Idle time after the last update before a snapshot is written (ms). */
   compactIdleMs: number;
+  /**
+   * A snapshot of more Yjs structs than this is stored in parts, which a load applies with turns of
+   * the event loop in between (store/split-state.mjs); 0 stores every snapshot whole.
+   */
+  snapshotPartStructs: number;
   /**
    * Accept ordinary updates by the pre-check, without a shadow replica (collab/shadow.ts); off
    * (`PLEXUS_UPDATE_PRECHECK=0`) every update is decided on a shadow kept for each open workspace,
@@ -203,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: level,
     compactEvery: int(env.PLEXUS_COMPACT_EVERY, 1000, 'PLEXUS_COMPACT_EVERY'),
     compactIdleMs: int(env.PLEXUS_COMPACT_IDLE_MS, 5000, 'PLEXUS_COMPACT_IDLE_MS'),
+    snapshotPartStructs: int(env.PLEXUS_SNAPSHOT_PART_STRUCTS, PART_STRUCTS, 'PLEXUS_SNAPSHOT_PART_STRUCTS'),
     updatePrecheck: env.PLEXUS_UPDATE_PRECHECK !== '0',
     checkpointActivityMs: int(env.PLEXUS_CHECKPOINT_MINUTES, 5, 'PLEXUS_CHECKPOINT_MINUTES') * 60_000,
     publicVolumes: env.PLEXUS_PUBLIC_VOLUMES === '1',

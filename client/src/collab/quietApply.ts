@@ -55,11 +55,14 @@ export function quietTransactions(doc: Y.Doc, origin: unknown): () => void {
   };
 }
 
-/** Applies `update` with `origin`, without an `'update'` event (and its encoding) for that transaction. */
-export function applyWithoutUpdateEvent(doc: Y.Doc, update: Uint8Array, origin: unknown): void {
+/**
+ * Applies `updates` (one, or a large document's parts as the server stores them) with `origin`, in
+ * one transaction, without an `'update'` event (and its encoding) for it.
+ */
+export function applyWithoutUpdateEvent(doc: Y.Doc, updates: readonly Uint8Array[], origin: unknown): void {
   const loud = quietTransactions(doc, origin);
   try {
-    Y.applyUpdate(doc, update, origin);
+    doc.transact(() => updates.forEach((u) => Y.applyUpdate(doc, u, origin)), origin);
   } finally {
     loud();
   }

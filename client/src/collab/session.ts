@@ -27,6 +27,7 @@ import type { LocalUser } from '../state/user.ts';
 import { classifyAuthFailure, classifyProblem, type SessionProblem } from './problems.ts';
 import { markLocalCopy } from './localCopies.ts';
 import { applyWithoutUpdateEvent, quietTransactions } from './quietApply.ts';
+import { unpackStateParts } from '@plexus/shared/state-parts';
 import { LocalCopy } from './localCopy.ts';
 
 export type ConnectionStatus = 'connected' | 'connecting' | 'offline';
@@ -245,8 +246,10 @@ export class WorkspaceSession {
             performance.mark('plexus:state-fetched');
             // Applied without an 'update' event: the local copy is handed the bytes as they came
             // (stored now, or when its database opens).
-            applyWithoutUpdateEvent(this.doc, state, this.provider);
-            this.idb.keep(state);
+            // A large document comes as several updates in one body (its stored parts).
+            const updates = unpackStateParts(state);
+            applyWithoutUpdateEvent(this.doc, updates, this.provider);
+            for (const u of updates) this.idb.keep(u);
             performance.mark('plexus:state-applied');
             // The token and the sync leave in this task's microtasks (or once the socket's opening
             // has been handled); the notebook renders when the sync is done ('synced' above), or

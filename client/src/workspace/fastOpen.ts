@@ -105,7 +105,7 @@ export async function loadFirstScreen(token: string, id: string): Promise<FirstS
 }
 
 /**
- * The whole document as one Yjs update (`GET /api/workspaces/:id/state`), for the session to apply
+ * The whole document (`GET /api/workspaces/:id/state`: one Yjs update, or a large one's stored parts in one byte string, `unpackStateParts`), for the session to apply
  * before its socket has synced; null when it could not be had (the socket's sync then brings it).
  */
 export async function loadEarlyState(token: string, id: string): Promise<Uint8Array | null> {

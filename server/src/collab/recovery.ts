@@ -51,12 +51,27 @@ function tryApply(doc: Y.Doc, u: Uint8Array): boolean {
   }
 }
 
+/**
+ * The snapshot as one update (one stored in parts merged: each part alone may need the ones before
+ * it), null for none, 'corrupt' when its parts do not merge.
+ */
+function wholeSnapshot(parts: StoredParts): Uint8Array | null | 'corrupt' {
+  if (!parts.snapshot) return null;
+  if (parts.snapshot.length === 1) return parts.snapshot[0]!;
+  try {
+    return Y.mergeUpdates(parts.snapshot);
+  } catch {
+    return 'corrupt';
+  }
+}
+
 /** What the owner can do with a workspace's stored parts (null: nothing is wrong). */
 export function recoveryOptions(parts: StoredParts): RecoveryOptions | null {
   // The whole state as stored, as far as it applies.
   const whole = new Y.Doc();
-  let corrupt = 0;
-  for (const u of parts.snapshot ? [parts.snapshot, ...parts.entries] : parts.entries) if (!tryApply(whole, u)) corrupt++;
+  const snapshot = wholeSnapshot(parts);
+  let corrupt = snapshot === 'corrupt' ? 1 : 0;
+  for (const u of snapshot && snapshot !== 'corrupt' ? [snapshot, ...parts.entries] : parts.entries) if (!tryApply(whole, u)) corrupt++;
   const diagnosis = corrupt
     ? { problem: `${corrupt} stored change${corrupt === 1 ? '' : 's'} cannot be read (corrupt or out of order)`, details: [] }
     : diagnose(whole);
@@ -65,7 +80,7 @@ export function recoveryOptions(parts: StoredParts): RecoveryOptions | null {
   // Last good: the snapshot, then log entries while the document stays valid.
   let lastGood: RecoveryOptions['lastGood'] = null;
   const prefix = new Y.Doc();
-  if (!parts.snapshot || (tryApply(prefix, parts.snapshot) && !diagnose(prefix))) {
+  if (!snapshot || (snapshot !== 'corrupt' && tryApply(prefix, snapshot) && !diagnose(prefix))) {
     let kept = 0;
     for (const u of parts.entries) {
       const next = new Y.Doc();
@@ -95,7 +110,9 @@ export function quarantine(dataDir: string, ws: string, parts: StoredParts): str
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${ws}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   const b64 = (u: Uint8Array) => Buffer.from(u).toString('base64');
-  fs.writeFileSync(file, JSON.stringify({ workspace: ws, snapshot: parts.snapshot ? b64(parts.snapshot) : null, entries: parts.entries.map(b64), upto: parts.upto }));
+  // A snapshot stored in parts: each part (in the order they apply).
+  const snapshot = parts.snapshot && parts.snapshot.length > 1 ? { snapshotParts: parts.snapshot.map(b64) } : { snapshot: parts.snapshot ? b64(parts.snapshot[0]!) : null };
+  fs.writeFileSync(file, JSON.stringify({ workspace: ws, ...snapshot, entries: parts.entries.map(b64), upto: parts.upto }));
   return path.basename(file);
 }
 

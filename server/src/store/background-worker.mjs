@@ -3,11 +3,12 @@
 // for an fsync) and log compaction on request. It writes only the snapshot database: the server's
 // thread is the log database's only writer and never waits for a lock held here. Plain JavaScript
 // so it loads without a TypeScript loader.
-// Messages in: { type: 'compact', ws } · { type: 'checkpoint' } · { type: 'stop' }.
-// Messages out: { type: 'compacted', ws, folded, upto, ms } · { type: 'error', ws?, message }.
+// Messages in: { type: 'compact', ws } · { type: 'cut', ws } (a snapshot stored whole, stored again
+// in parts when large: log-compaction.mjs cutStoredSnapshot) · { type: 'checkpoint' } · { type: 'stop' }.
+// Messages out: { type: 'compacted', ws, folded, upto, ms } · { type: 'cut', ws, cut } · { type: 'error', ws?, message }.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { compactFromLog } from './log-compaction.mjs';
+import { compactFromLog, cutStoredSnapshot } from './log-compaction.mjs';
 
 const db = new Database(workerData.file);
 db.pragma('journal_mode = WAL');
@@ -30,10 +31,17 @@ parentPort.on('message', (msg) => {
   if (msg.type === 'compact') {
     const started = performance.now();
     try {
-      const { folded, upto } = compactFromLog(db, msg.ws);
+      const { folded, upto } = compactFromLog(db, msg.ws, workerData.partStructs);
       parentPort.postMessage({ type: 'compacted', ws: msg.ws, folded, upto, ms: performance.now() - started });
     } catch (e) {
       parentPort.postMessage({ type: 'error', ws: msg.ws, message: e.message });
+    }
+  } else if (msg.type === 'cut') {
+    try {
+      const snap = db.prepare('SELECT upto, data FROM snap.snapshots WHERE ws = ?').get(msg.ws);
+      parentPort.postMessage({ type: 'cut', ws: msg.ws, cut: !!snap && cutStoredSnapshot(db, msg.ws, snap, workerData.partStructs) });
+    } catch (e) {
+      parentPort.postMessage({ type: 'cut', ws: msg.ws, cut: false, message: e.message });
     }
   } else if (msg.type === 'checkpoint') {
     checkpoint();

@@ -2,6 +2,8 @@
 // background worker. Plain JavaScript so a worker thread can load it without a TypeScript loader;
 // types are in log-compaction.d.mts. Effects: SQLite reads and one write transaction.
 import * as Y from 'yjs';
+import { isStateParts, packStateParts, unpackStateParts } from '@plexus/shared/state-parts';
+import { PART_STRUCTS, splitUpdate, storableState } from './split-state.mjs';
 
 /**
  * Merges many updates into one. `Y.mergeUpdates` over a flat list is quadratic (30,000 single
@@ -52,16 +54,21 @@ export function foldUpdates(parts) {
  * it. The folded log entries are dropped afterwards by `dropFolded` (by the log's writer), in a
  * separate transaction: a crash in between leaves entries the snapshot already holds, which loads
  * skip (they read the log after the snapshot's `upto`).
+ * A state larger than `partStructs` structs is stored in parts (split-state.mjs); with no log to
+ * fold, a snapshot stored whole is cut into parts (`cutStoredSnapshot`).
  * Returns the number of entries folded and the last one (`upto`; 0 when nothing was folded).
  */
-export function compactFromLog(db, ws) {
+export function compactFromLog(db, ws, partStructs = PART_STRUCTS) {
   const snap = db.prepare('SELECT upto, data FROM snap.snapshots WHERE ws = ?').get(ws);
   const from = snap ? snap.upto : 0;
   const rows = db.prepare('SELECT seq, data FROM main.log WHERE ws = ? AND seq > ? ORDER BY seq').all(ws, from);
-  if (rows.length === 0) return { folded: 0, upto: 0 };
+  if (rows.length === 0) {
+    if (snap) cutStoredSnapshot(db, ws, snap, partStructs);
+    return { folded: 0, upto: 0 };
+  }
   const upto = rows[rows.length - 1].seq;
   const entries = rows.map((r) => new Uint8Array(r.data));
-  const state = foldUpdates(snap ? [new Uint8Array(snap.data), ...entries] : entries);
+  const state = storableState(foldUpdates(snap ? [...unpackStateParts(new Uint8Array(snap.data)), ...entries] : entries), partStructs);
   const written = db.transaction(() => {
     const now = db.prepare('SELECT upto FROM snap.snapshots WHERE ws = ?').get(ws);
     if ((now ? now.upto : 0) !== from) return false; // someone else compacted meanwhile
@@ -70,6 +77,19 @@ export function compactFromLog(db, ws) {
     return true;
   })();
   return written ? { folded: rows.length, upto } : { folded: 0, upto: 0 };
+}
+
+/**
+ * A stored snapshot written whole (at creation, or from memory) is stored again in parts when it
+ * is larger than one, so that its next load can apply it a part at a time (split-state.mjs) —
+ * unless it changed meanwhile. Returns whether it was.
+ */
+export function cutStoredSnapshot(db, ws, snap, partStructs = PART_STRUCTS) {
+  const data = new Uint8Array(snap.data);
+  if (!partStructs || isStateParts(data)) return false;
+  const parts = splitUpdate(data, partStructs);
+  if (parts.length < 2) return false;
+  return db.prepare('UPDATE snap.snapshots SET data = ? WHERE ws = ? AND upto = ? AND data = ?').run(packStateParts(parts), ws, snap.upto, snap.data).changes > 0;
 }
 
 /** Drops the log entries of `ws` a snapshot holds (up to `upto`); returns how many. */

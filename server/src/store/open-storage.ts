@@ -30,7 +30,7 @@ export interface OpenedStorage {
 export async function openStorage(config: ServerConfig, log: Logger): Promise<OpenedStorage> {
   if (!config.databaseUrl) {
     return {
-      store: new WorkspaceStore(path.join(config.dataDir, 'plexus.db'), { background: true }),
+      store: new WorkspaceStore(path.join(config.dataDir, 'plexus.db'), { background: true, snapshotPartStructs: config.snapshotPartStructs }),
       history: new HistoryStore(path.join(config.dataDir, 'plexus.history.db')),
       tokenSecret: async () => loadOrCreateSecret(config.dataDir),
     };
@@ -41,7 +41,7 @@ export async function openStorage(config: ServerConfig, log: Logger): Promise<Op
   log.info('storage: Postgres', { database: redact(config.databaseUrl) });
   // Both stores share the pool; it ends when the second of them closes.
   return {
-    store: new PgWorkspaceStore(db, { background: true }),
+    store: new PgWorkspaceStore(db, { background: true, snapshotPartStructs: config.snapshotPartStructs }),
     history: new PgHistoryStore(db),
     tokenSecret: async () => Buffer.from(await db.sharedSetting('token-secret', () => loadOrCreateSecret(config.dataDir).toString('hex')), 'hex'),
   };

@@ -30,7 +30,7 @@ export class PartsReader {
 
   /** Snapshot + log as one merged update. */
   protected merged({ snapshot, entries, upto }: StoredParts): LoadedState {
-    const parts = snapshot ? [snapshot, ...entries] : entries;
+    const parts = snapshot ? [...snapshot, ...entries] : entries;
     if (parts.length === 0) return { update: null, logEntries: 0, upto };
     if (parts.length === 1) return { update: parts[0]!, logEntries: entries.length, upto };
     try {

@@ -34,7 +34,13 @@ export interface WorkspaceRecord {
 
 /** The stored parts of a workspace, for applying without merging first. */
 export interface StoredParts {
-  snapshot: Uint8Array | null;
+  /**
+   * The snapshot's updates: one, or a large one's parts in the order they apply (stored cut by
+   * split-state.mjs, so a load can apply them with turns of the event loop in between); null for none.
+   */
+  snapshot: Uint8Array[] | null;
+  /** The snapshot's bytes as stored: its one update, or its parts in one byte string (`packStateParts`), to send as they are. */
+  storedSnapshot: Uint8Array | null;
   entries: Uint8Array[];
   upto: number;
   /**

@@ -18,6 +18,8 @@ import path from 'node:path';
 import { randomId } from '@plexus/shared';
 import { Worker } from 'node:worker_threads';
 import { compactFromLog, dropFolded, mergeInTree } from './log-compaction.mjs';
+import { PART_STRUCTS } from './split-state.mjs';
+import { unpackStateParts } from '@plexus/shared/state-parts';
 import { CompactionRuns } from './compaction-runs.ts';
 import { PartsReader } from './parts.ts';
 import { SqliteForkRows } from './sqlite-forks.ts';
@@ -68,15 +70,21 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
   private readonly stmts;
 
   private readonly nextSeq = new Map<string, number>();
+  private readonly partStructs: number;
   private worker: Worker | null = null;
   private readonly pending = new Map<string, Array<(r: { folded: number; error?: string }) => void>>();
 
   constructor(
     readonly file: string,
-    /** Run WAL checkpoints and log compaction on a worker thread (the server does). */
-    opts: { background?: boolean; checkpointMs?: number } = {},
+    /**
+     * `background`: run WAL checkpoints and log compaction on a worker thread (the server does).
+     * `snapshotPartStructs`: a snapshot of more structs than this is stored in parts, which a load
+     * applies with turns of the event loop in between (split-state.mjs; 0: stored whole).
+     */
+    opts: { background?: boolean; checkpointMs?: number; snapshotPartStructs?: number } = {},
   ) {
     super();
+    this.partStructs = opts.snapshotPartStructs ?? PART_STRUCTS;
     fs.mkdirSync(path.dirname(file), { recursive: true });
     this.db = new Database(file);
     // WAL + synchronous=NORMAL: a committed write survives a process crash (kill -9); only an OS
@@ -97,7 +105,7 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
       // Checkpoints (the only fsyncs in WAL mode) move to the worker: appends never wait for one.
       this.db.pragma('wal_autocheckpoint = 0');
       this.worker = new Worker(new URL('./background-worker.mjs', import.meta.url), {
-        workerData: { file, snapshotFile: this.snapshotFile, sync, checkpointMs: opts.checkpointMs ?? 1000 },
+        workerData: { file, snapshotFile: this.snapshotFile, sync, checkpointMs: opts.checkpointMs ?? 1000, partStructs: this.partStructs },
         // Plain JavaScript: none of the process's loaders or preloads (a TypeScript loader, a
         // benchmark probe) — one the worker could not load silently moved compaction back onto
         // the event loop.
@@ -105,7 +113,7 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
       });
       this.worker.unref();
       this.worker.on('message', (m: { type: string; ws?: string; folded?: number; upto?: number; message?: string }) => {
-        if (!m.ws) return;
+        if (!m.ws || m.type === 'cut') return;
         const waiters = this.pending.get(m.ws) ?? [];
         this.pending.delete(m.ws);
         let result: { folded: number; error?: string } = m.type === 'compacted' ? { folded: m.folded ?? 0 } : { folded: 0, error: m.message };
@@ -200,8 +208,8 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
   private seqFor(ws: string): number {
     let next = this.nextSeq.get(ws);
     if (next === undefined) {
-      const snap = this.stmts.snapshot.get(ws);
-      next = Math.max(snap?.upto ?? 0, this.stmts.maxSeq.get(ws)?.m ?? 0) + 1;
+      // The snapshot's watermark only (its data is megabytes for a large workspace).
+      next = Math.max(this.stmts.snapshotUpto.get(ws)?.upto ?? 0, this.stmts.maxSeq.get(ws)?.m ?? 0) + 1;
     }
     this.nextSeq.set(ws, next + 1);
     return next;
@@ -229,8 +237,11 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
     if (!this.stmts.get.get(ws)) throw new WorkspaceNotFoundError(ws);
     const snap = this.stmts.snapshot.get(ws);
     const rows = this.stmts.logAfter.all(ws, snap?.upto ?? 0);
+    // A view of what SQLite returned (`new Uint8Array(buffer)` would copy megabytes).
+    const stored = snap ? new Uint8Array(snap.data.buffer, snap.data.byteOffset, snap.data.byteLength) : null;
     return {
-      snapshot: snap ? new Uint8Array(snap.data) : null,
+      snapshot: stored ? unpackStateParts(stored) : null,
+      storedSnapshot: stored,
       entries: rows.map((r) => new Uint8Array(r.data)),
       upto: rows.length ? rows[rows.length - 1]!.seq : (snap?.upto ?? 0),
       collected: snap?.collected === 1,
@@ -269,7 +280,7 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
 
   /** Folds the log into the snapshot from stored data, on this thread. */
   compactLog(ws: string): number {
-    const { folded, upto } = compactFromLog(this.db, ws);
+    const { folded, upto } = compactFromLog(this.db, ws, this.partStructs);
     if (upto) this.dropFolded(ws, upto);
     return folded;
   }
@@ -342,6 +353,8 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
     // The snapshot first: a crash before the registry row leaves an orphan that the next start drops.
     this.stmts.putSnapshot.run(rec.id, 0, rec.state);
     this.stmts.insert.run(rec.id, rec.name, now, now, epoch);
+    // A large workspace is stored again in parts, off the event loop, once this is committed.
+    if (this.worker && this.partStructs && rec.state.byteLength >= 2 * this.partStructs) setImmediate(() => this.worker?.postMessage({ type: 'cut', ws: rec.id }));
     return { id: rec.id, name: rec.name, created: now, updated: now, epoch };
   }
 

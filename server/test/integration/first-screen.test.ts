@@ -17,6 +17,7 @@ import { cellSource, createCell, listCells, setCellSource, userOrigin } from '@p
 import type { PlexusServer } from '../../src/app.ts';
 import { snapshotFileOf } from '../../src/store/workspace-store.ts';
 import { api, hocuspocusClient, startTestServer, storedDoc, tmpDir, waitFor } from '@plexus/testkit';
+import { isStateParts, unpackStateParts } from '@plexus/shared/state-parts';
 
 let s: PlexusServer;
 beforeAll(async () => {
@@ -318,6 +319,51 @@ describe('first screen', () => {
     const st = await state(id, s.ownerToken);
     expect(st.status).toBe(409);
     expect(((await st.json()) as { error: string }).error).toBe('document-unavailable');
+  });
+
+  it('a large workspace is stored in parts: sent as them from storage and from the loaded document, and loaded a part per turn of the event loop', async () => {
+    const server = await startTestServer({ dataDir: tmpDir('plexus-first-screen-parts-'), snapshotPartStructs: 100 });
+    try {
+      const id = (await api(server.url, server.ownerToken, 'POST', '/api/workspaces', { name: 'Parts' })).json.workspace.id as string;
+      const c = hocuspocusClient(server.url, id, server.ownerToken);
+      await c.synced;
+      // Over the size worth keeping (256 KiB), and thousands of structs: each cell typed in pieces.
+      for (let i = 0; i < 60; i++) {
+        const cell = createCell(c.doc, { kind: 'code', source: `// cell ${i}\n`, author: 'a' }, userOrigin('a'));
+        for (let k = 0; k < 40; k++) setCellSource(c.doc, cell, `// cell ${i}\n` + `x${i}_${k} = ${k};\n`.repeat(k + 10), userOrigin('a'));
+      }
+      await waitFor(() => c.provider.unsyncedChanges === 0, { message: 'ack' });
+      const expected = listCells(c.doc).map(cellSource);
+      c.destroy();
+      const folded = async () => !server.hocuspocus.documents.has(id) && (await server.store.loadParts(id)).entries.length === 0;
+      await waitFor(folded, { message: 'unloaded, its log folded into the snapshot', timeout: 30_000 });
+      const stored = (await server.store.loadParts(id)).snapshot!;
+      expect(stored.length).toBeGreaterThan(10);
+      const read = async () => {
+        const r = await fetch(`${server.url}/api/workspaces/${id}/state`, { headers: { authorization: `Bearer ${server.ownerToken}` } });
+        expect(r.status).toBe(200);
+        const body = new Uint8Array(await r.arrayBuffer());
+        expect(isStateParts(body)).toBe(true);
+        const doc = new Y.Doc();
+        for (const part of unpackStateParts(body)) Y.applyUpdate(doc, part);
+        expect(listCells(doc).map(cellSource)).toEqual(expected);
+      };
+      // Sent from storage without a load; the load follows, giving the event loop a turn per part.
+      const turns = server.persistence.loadTurns;
+      await read();
+      expect(server.openingReads.stats.stateStored).toBe(1);
+      await waitFor(() => server.hocuspocus.documents.has(id) && server.openingReads.stats.stateFromStorage === 1, { message: 'loaded after it was sent' });
+      expect(server.persistence.loadTurns - turns).toBe(stored.length - 1);
+      // The loaded document keeps its stored parts as its state.
+      await read();
+      expect(server.openingReads.stats).toMatchObject({ stateReused: 1, stateEncoded: 0 });
+      const d = hocuspocusClient(server.url, id, server.ownerToken);
+      await d.synced;
+      expect(listCells(d.doc).map(cellSource)).toEqual(expected);
+      d.destroy();
+    } finally {
+      await server.close();
+    }
   });
 
   it('a server shutting down lets a held document go and stops', async () => {

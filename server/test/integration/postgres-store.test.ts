@@ -18,7 +18,8 @@ import {
   api, checkMarkers, hocuspocusClient, newLedger, startChildServer, startPostgres, startTestServer, storedDocAsync, tempDirs, typeMarkers, waitFor, ywsClient,
   type ChildServer, type HpClient, type PostgresServer,
 } from '@plexus/testkit';
-import { PgDatabase } from '../../src/store/postgres/database.ts';
+import { PgDatabase, bytes } from '../../src/store/postgres/database.ts';
+import { isStateParts } from '@plexus/shared/state-parts';
 import { PgWorkspaceStore } from '../../src/store/postgres/postgres-store.ts';
 import { PgHistoryStore } from '../../src/store/postgres/postgres-history.ts';
 import { COMPACTION_LOCK } from '../../src/store/postgres/compaction.mjs';
@@ -39,7 +40,7 @@ afterAll(async () => {
 });
 
 /** A store on a fresh database (and the database, for a second store or raw SQL). */
-async function freshStore(opts: { background?: boolean } = {}): Promise<{ url: string; db: PgDatabase; store: PgWorkspaceStore }> {
+async function freshStore(opts: { background?: boolean; snapshotPartStructs?: number } = {}): Promise<{ url: string; db: PgDatabase; store: PgWorkspaceStore }> {
   const url = await pg.createDatabase();
   const db = await PgDatabase.open(url);
   const store = new PgWorkspaceStore(db, opts);
@@ -54,6 +55,35 @@ const textOf = (update: Uint8Array | null) => {
 };
 
 describe('the Postgres store', () => {
+  it('stores a state larger than a part in parts (folded on the worker, or a whole one cut by a fold with nothing to fold) and loads them in the order they apply', async () => {
+    for (const background of [false, true]) {
+      const { db, store: s } = await freshStore({ background, snapshotPartStructs: 50 });
+      const { doc, updates } = keystrokes(300);
+      const stored = async (ws: string) => bytes((await db.query<{ data: Buffer }>('SELECT data FROM snapshots WHERE ws = $1', [ws])).rows[0]!.data);
+      const expectLoads = async (ws: string) => {
+        const parts = await s.loadParts(ws);
+        expect(parts.snapshot!.length).toBe(Math.ceil(Y.decodeUpdate(Y.encodeStateAsUpdate(doc)).structs.length / 50));
+        const into = new Y.Doc();
+        for (const p of parts.snapshot!) {
+          Y.applyUpdate(into, p);
+          expect(into.store.pendingStructs).toBeNull();
+        }
+        expect(into.getText('t').toString()).toBe(doc.getText('t').toString());
+        expect(textOf((await s.load(ws)).update)).toBe(doc.getText('t').toString());
+      };
+      await s.create({ id: 'w', name: 'W', state: Y.encodeStateAsUpdate(new Y.Doc()) });
+      for (const u of updates) await s.append('w', u);
+      expect(await s.compactInBackground('w')).toBe(300);
+      expect(isStateParts(await stored('w'))).toBe(true);
+      await expectLoads('w');
+      await s.create({ id: 'big', name: 'Big', state: Y.encodeStateAsUpdate(doc) });
+      expect(isStateParts(await stored('big'))).toBe(false);
+      expect(await s.compactInBackground('big')).toBe(0);
+      expect(isStateParts(await stored('big'))).toBe(true);
+      await expectLoads('big');
+    }
+  });
+
   it('fencing: once another node claims a workspace, the old holder can append and snapshot nothing; the new one can', async () => {
     const { url, store: oldHolder } = await freshStore();
     const newDb = await PgDatabase.open(url);

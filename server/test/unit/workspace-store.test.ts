@@ -8,6 +8,7 @@ import { WorkspaceStore, WorkspaceNotFoundError, mergeInTree, snapshotFileOf } f
 import { keystrokes } from '../fixtures/keystrokes.ts';
 import { folded, rewrites } from '../fixtures/rewrites.ts';
 import { foldUpdates } from '../../src/store/log-compaction.mjs';
+import { isStateParts } from '@plexus/shared/state-parts';
 
 const tmp = () => new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-store-')), 'p.db'));
 
@@ -83,6 +84,60 @@ describe('WorkspaceStore', () => {
       again.exec('UPDATE snapshots SET collected = 0');
       again.close();
     }
+  });
+
+  it('stores a state larger than a part in parts — folded by compaction, and one created or stored whole once the worker has run — and loads them in the order they apply', async () => {
+    for (const background of [false, true]) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-store-'));
+      const s = new WorkspaceStore(path.join(dir, 'p.db'), { background, snapshotPartStructs: 50 });
+      const raw = new Database(snapshotFileOf(path.join(dir, 'p.db')), { readonly: true });
+      const stored = (ws: string) => new Uint8Array((raw.prepare('SELECT data FROM snapshots WHERE ws = ?').get(ws) as { data: Buffer }).data);
+      const expectLoads = (ws: string, doc: Y.Doc, parts: number) => {
+        const loaded = s.loadParts(ws);
+        expect(loaded.snapshot!.length).toBe(parts);
+        const into = new Y.Doc();
+        for (const p of loaded.snapshot!) {
+          Y.applyUpdate(into, p);
+          expect(into.store.pendingStructs).toBeNull();
+        }
+        expect(into.getText('t').toString()).toBe(doc.getText('t').toString());
+        expect(Y.decodeUpdate(s.load(ws).update!).structs.length).toBeGreaterThan(0);
+      };
+      const { doc, updates } = keystrokes(400);
+      // Folded from the log: stored in parts.
+      s.create({ id: 'w', name: 'W', state: Y.encodeStateAsUpdate(new Y.Doc()) });
+      updates.forEach((u) => s.append('w', u));
+      expect(await s.compactInBackground('w')).toBe(400);
+      expect(isStateParts(stored('w'))).toBe(true);
+      expectLoads('w', doc, Math.ceil(Y.decodeUpdate(Y.encodeStateAsUpdate(doc)).structs.length / 50));
+      // Created large: stored whole, then in parts once background work has run (a fold with
+      // nothing to fold cuts it too, which is what the worker's own request does after creation).
+      s.create({ id: 'big', name: 'Big', state: Y.encodeStateAsUpdate(doc) });
+      expect(isStateParts(stored('big'))).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await s.compactInBackground('big')).toBe(0);
+      expect(isStateParts(stored('big'))).toBe(true);
+      expectLoads('big', doc, s.loadParts('w').snapshot!.length);
+      // Stored whole from memory (a dirty document): whole until the next background fold.
+      const edited = new Y.Doc();
+      Y.applyUpdate(edited, Y.encodeStateAsUpdate(doc));
+      edited.once('update', (u: Uint8Array) => s.append('w', u));
+      edited.getText('t').insert(0, 'x');
+      expect(s.snapshotFromMemory('w', Y.encodeStateAsUpdate(edited))).toBe(1);
+      expect(s.loadParts('w').snapshot).toHaveLength(1);
+      expect(await s.compactInBackground('w')).toBe(0);
+      expect(isStateParts(stored('w'))).toBe(true);
+      expectLoads('w', edited, s.loadParts('w').snapshot!.length);
+      raw.close();
+      s.close();
+    }
+    // Parts off: whole.
+    const whole = new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-store-')), 'p.db'), { snapshotPartStructs: 0 });
+    whole.create({ id: 'w', name: 'W', state: Y.encodeStateAsUpdate(new Y.Doc()) });
+    keystrokes(400).updates.forEach((u) => whole.append('w', u));
+    expect(await whole.compactInBackground('w')).toBe(400);
+    expect(whole.loadParts('w').snapshot).toHaveLength(1);
+    whole.close();
   });
 
   it('foldUpdates keeps what cannot be integrated yet (an entry whose predecessor is missing) until it can', () => {

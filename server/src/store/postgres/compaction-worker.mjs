@@ -19,7 +19,7 @@ parentPort.on('message', async (msg) => {
     try {
       client = await pool.connect();
       client.on('error', hold);
-      const { folded, busy } = await compactWorkspace(client, msg.ws);
+      const { folded, busy } = await compactWorkspace(client, msg.ws, { partStructs: workerData.partStructs });
       parentPort.postMessage({ type: 'compacted', ws: msg.ws, folded, busy, ms: performance.now() - started });
     } catch (e) {
       failed = e; // the connection may be broken: the pool drops it

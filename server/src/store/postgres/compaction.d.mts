@@ -5,5 +5,5 @@ export const COMPACTION_LOCK: number;
 export function compactWorkspace(
   client: pg.ClientBase,
   ws: string,
-  opts?: { wait?: boolean; state?: Uint8Array | null; fence?: number },
+  opts?: { wait?: boolean; state?: Uint8Array | null; fence?: number; partStructs?: number },
 ): Promise<{ folded: number; upto: number; busy: boolean; fenced?: boolean }>;

@@ -3,6 +3,8 @@
 // a worker thread loads it without a TypeScript loader; types in compaction.d.mts.
 // Effects: one Postgres transaction.
 import { foldUpdates } from '../log-compaction.mjs';
+import { PART_STRUCTS, splitUpdate, storableState } from '../split-state.mjs';
+import { isStateParts, packStateParts, unpackStateParts } from '@plexus/shared/state-parts';
 
 /** Advisory lock key (two-int form, first half) of compactions; the second half is the workspace's hashtext. */
 export const COMPACTION_LOCK = 0x506c7843; // 'PlxC'
@@ -18,9 +20,11 @@ export const COMPACTION_LOCK = 0x506c7843; // 'PlxC'
  * of its log head.
  * `client` is a dedicated connection (pg.Client or a checked-out pool client).
  * With `fence` (the token of the node storing `state`), a fence that moved on stores nothing (`fenced`).
+ * Folded off the server's thread, a state larger than `partStructs` structs is stored in parts
+ * (split-state.mjs); with nothing to fold, a snapshot stored whole is stored again in parts.
  * Returns { folded, upto, busy, fenced? }.
  */
-export async function compactWorkspace(client, ws, { wait = false, state = null, fence = undefined } = {}) {
+export async function compactWorkspace(client, ws, { wait = false, state = null, fence = undefined, partStructs = PART_STRUCTS } = {}) {
   await client.query('BEGIN');
   try {
     const lock = wait
@@ -37,16 +41,25 @@ export async function compactWorkspace(client, ws, { wait = false, state = null,
     const snap = (await client.query('SELECT upto, data FROM snapshots WHERE ws = $1', [ws])).rows[0];
     const from = snap ? Number(snap.upto) : 0;
     const rows = (await client.query('SELECT seq, data FROM log WHERE ws = $1 AND seq > $2 ORDER BY seq', [ws, from])).rows;
-    if (rows.length === 0 && !state) return await done(client, { folded: 0, upto: 0, busy: false });
+    if (rows.length === 0 && !state) {
+      // Nothing to fold: a snapshot stored whole (at creation, from memory) is stored again in parts
+      // when it is larger than one (split-state.mjs), so that a load can apply it a part at a time.
+      const whole = snap && partStructs && !isStateParts(view(snap.data)) ? splitUpdate(view(snap.data), partStructs) : [];
+      if (whole.length < 2) return await done(client, { folded: 0, upto: 0, busy: false });
+      await client.query('UPDATE snapshots SET data = $2 WHERE ws = $1', [ws, packStateParts(whole)]);
+      await client.query('COMMIT');
+      return { folded: 0, upto: 0, busy: false };
+    }
     const upto = rows.length ? Number(rows[rows.length - 1].seq) : from;
     const parts = [];
-    if (snap) parts.push(view(snap.data));
+    if (snap) parts.push(...unpackStateParts(view(snap.data)));
     if (state) parts.push(state);
     for (const r of rows) parts.push(view(r.data));
     // Deleted content collected (log-compaction.mjs). With a state from memory (rare: a dirty
     // document, shutdown; on the server's thread) the stored snapshot is folded in too: it may
     // hold an entry the document in memory has not applied yet.
-    const merged = foldUpdates(parts);
+    // Folded off the server's thread (no state from memory): stored in parts when large.
+    const merged = state ? foldUpdates(parts) : storableState(foldUpdates(parts), partStructs);
     await client.query(
       'INSERT INTO snapshots (ws, upto, data, collected) VALUES ($1, $2, $3, true) ON CONFLICT (ws) DO UPDATE SET upto = excluded.upto, data = excluded.data, collected = true',
       [ws, upto, merged],

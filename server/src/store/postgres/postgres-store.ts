@@ -20,12 +20,14 @@
  */
 import { Worker } from 'node:worker_threads';
 import { randomId } from '@plexus/shared';
+import { unpackStateParts } from '@plexus/shared/state-parts';
 import type { ForkRecord, ForkRows, LoadedState, StoredParts, WorkspaceRecord, WorkspaceStorage } from '../storage.ts';
 import { FencedError, WorkspaceNotFoundError, type StorageFencing } from '../storage.ts';
 import { PartsReader } from '../parts.ts';
 import { CompactionRuns } from '../compaction-runs.ts';
 import { bytes, type PgDatabase } from './database.ts';
 import { COMPACTION_LOCK, compactWorkspace } from './compaction.mjs';
+import { PART_STRUCTS } from '../split-state.mjs';
 
 /** Most entries (and bytes) one append statement carries. */
 const MAX_BATCH = 512;
@@ -91,9 +93,11 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
 
   constructor(
     private readonly db: PgDatabase,
-    opts: { background?: boolean } = {},
+    /** `snapshotPartStructs`: as for the SQLite store (workspace-store.ts). */
+    opts: { background?: boolean; snapshotPartStructs?: number } = {},
   ) {
     super();
+    this.partStructs = opts.snapshotPartStructs ?? PART_STRUCTS;
     db.retain();
     this.forks = new PgForkRows(db);
     this.fencing = {
@@ -118,8 +122,10 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
     if (opts.background) this.startWorker();
   }
 
+  private readonly partStructs: number;
+
   private startWorker(): void {
-    const worker = new Worker(new URL('./compaction-worker.mjs', import.meta.url), { workerData: { url: this.db.url }, execArgv: [] });
+    const worker = new Worker(new URL('./compaction-worker.mjs', import.meta.url), { workerData: { url: this.db.url, partStructs: this.partStructs }, execArgv: [] });
     worker.unref();
     worker.on('message', (m: { type: string; ws: string; folded?: number; message?: string }) => {
       if (m.type === 'compacted') this.workerCompactions++;
@@ -199,7 +205,8 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
     const snap = rows.find((r) => r.part === 0);
     const log = rows.filter((r) => r.part === 1);
     return {
-      snapshot: snap ? bytes(snap.data!) : null,
+      snapshot: snap ? unpackStateParts(bytes(snap.data!)) : null,
+      storedSnapshot: snap ? bytes(snap.data!) : null,
       entries: log.map((r) => bytes(r.data!)),
       upto: log.length ? log[log.length - 1]!.seq : (snap?.seq ?? 0),
       collected: snap?.collected === true,
@@ -228,7 +235,7 @@ export class PgWorkspaceStore extends PartsReader implements WorkspaceStorage {
   }
 
   private inline(ws: string, opts: { wait: boolean; state?: Uint8Array; fence?: number }): Promise<{ folded: number; fenced?: boolean }> {
-    return this.db.withClient((c) => compactWorkspace(c, ws, opts));
+    return this.db.withClient((c) => compactWorkspace(c, ws, { ...opts, partStructs: this.partStructs }));
   }
 
   /** Folds every entry stored now, on the worker (inline without one); one compaction of a workspace at a time (compaction-runs.ts). */

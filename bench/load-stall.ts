@@ -1,0 +1,193 @@
+/**
+ * What everyone else on a node feels while someone opens a large idle workspace (speed issue, gaps 1
+ * and 3): the server loads the stored document on its event loop. Stored whole, that is one Yjs
+ * call over the whole document (10,000 cells: 1–2 s on 2 cores), during which no keystroke of any
+ * workspace is relayed; stored in parts (store/split-state.mjs), the load applies a part per turn
+ * of the event loop.
+ *
+ * Two servers in this process, on their own data dirs, kernel off (a running kernel keeps
+ * documents loaded): `parts` as shipped, `whole` with `snapshotPartStructs: 0` (every snapshot
+ * stored whole, as before). Each holds the same large notebook (bench/fixtures.ts: 20 lines per
+ * cell, every fifth markdown), idle: unloaded, stored as that server stores it. Per round, on one
+ * server then the other (the order alternates): in a small workspace a typist types a key every
+ * 20 ms and another client sees it (both on a worker thread: their clocks keep running while the
+ * server's loop is held); a second worker opens the large workspace as a browser does — first
+ * screen and state over HTTP, the state applied, then the socket until synced (`--socket-only`:
+ * the socket alone, as a stock Yjs client) — and then leaves. Reported per server: keystroke latency (typist → other client) while the large
+ * workspace opens — p50, p99, max, and how many took over 50 ms — the longest pause of the server's
+ * event loop then (`monitorEventLoopDelay`), and the opener's time to a synced document.
+ *
+ *   node --import tsx bench/load-stall.ts [--cells=1000,10000] [--rounds=5] [--socket-only] [--part-structs=N]
+ * (`--part-structs`: the parts server's `snapshotPartStructs`, default as shipped.)
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { loadConfig } from '@plexus/server/config';
+import { startServer, type PlexusServer } from '@plexus/server/app';
+import { createCell, insertCellText, cellSource, getCell, listCells, userOrigin } from '@plexus/shared';
+import { hocuspocusClient, tmpDir, waitFor } from '@plexus/testkit';
+import * as Y from 'yjs';
+import { unpackStateParts } from '@plexus/shared/state-parts';
+import { fillNotebook } from './fixtures.ts';
+import { fmt, machine, median, pct, printTable } from './lib.ts';
+
+type Msg = { type: 'start'; url: string; id: string; token: string } | { type: 'stop' } | { type: 'open'; url: string; id: string; token: string };
+
+if (!isMainThread) {
+  const role = workerData.role as 'typist' | 'opener';
+  let stop: (() => Promise<number[]>) | null = null;
+  parentPort!.on('message', async (m: Msg) => {
+    if (m.type === 'open') {
+      // The opener, as a browser opens a workspace (bench/state-from-idle.ts): the first screen and
+      // the whole state over HTTP at once, the state applied, then the socket with that document
+      // until it has synced; then it leaves. `--socket-only`: the socket alone (a stock client).
+      const t0 = performance.now();
+      const doc = new Y.Doc();
+      if (!workerData.socketOnly) {
+        const headers = { authorization: `Bearer ${m.token}`, 'accept-encoding': 'br' };
+        const first = fetch(`${m.url}/api/workspaces/${m.id}/first-screen`, { headers }).then((r) => r.text());
+        const bytes = new Uint8Array(await (await fetch(`${m.url}/api/workspaces/${m.id}/state`, { headers })).arrayBuffer());
+        doc.transact(() => unpackStateParts(bytes).forEach((u) => Y.applyUpdate(doc, u)));
+        await first;
+      }
+      const c = hocuspocusClient(m.url, m.id, m.token, { doc });
+      await c.synced;
+      const ms = performance.now() - t0;
+      const cells = listCells(c.doc).length;
+      c.destroy();
+      parentPort!.postMessage({ ms, cells });
+    } else if (m.type === 'start' && role === 'typist') {
+      // The typist and the one who watches: a key every 20 ms at the end of one cell.
+      const a = hocuspocusClient(m.url, m.id, m.token);
+      const b = hocuspocusClient(m.url, m.id, m.token);
+      await Promise.all([a.synced, b.synced]);
+      const cell = listCells(a.doc)[0]!.id;
+      await waitFor(() => getCell(b.doc, cell) !== null, { message: 'the cell reached the watcher' });
+      const sent: number[] = [];
+      const seen: number[] = [];
+      const base = cellSource(getCell(b.doc, cell)!).length;
+      b.doc.on('afterTransaction', () => {
+        const n = cellSource(getCell(b.doc, cell)!).length - base;
+        while (seen.length < n) seen.push(performance.now());
+      });
+      const timer = setInterval(() => {
+        sent.push(performance.now());
+        insertCellText(a.doc, cell, cellSource(getCell(a.doc, cell)!).length, 'x', userOrigin('typist'));
+      }, 20);
+      stop = async () => {
+        clearInterval(timer);
+        await waitFor(() => seen.length >= sent.length, { timeout: 30_000, message: 'every key seen' });
+        a.destroy();
+        b.destroy();
+        return sent.map((t, i) => seen[i]! - t);
+      };
+      parentPort!.postMessage({ started: true });
+    } else if (m.type === 'stop' && stop) {
+      parentPort!.postMessage({ latencies: await stop() });
+      stop = null;
+    }
+  });
+} else {
+  const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
+  const SIZES = arg('cells', '1000,10000').split(',').map(Number);
+  const ROUNDS = Number(arg('rounds', '5'));
+  const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
+
+  const SOCKET_ONLY = process.argv.includes('--socket-only');
+  const PART_STRUCTS = arg('part-structs', '') ? Number(arg('part-structs', '')) : undefined;
+  const worker = (role: string) => new Worker(`import('tsx/esm/api').then((m) => (m.register(), import(${JSON.stringify(import.meta.url)})));`, { eval: true, workerData: { role, socketOnly: SOCKET_ONLY } });
+  const typist = worker('typist');
+  const opener = worker('opener');
+  let failed: Error | null = null;
+  for (const w of [typist, opener]) w.on('error', (e) => (failed = e));
+  const ask = <T>(w: Worker, m: Msg) =>
+    new Promise<T>((resolve, reject) => {
+      if (failed) return reject(failed);
+      w.once('message', resolve);
+      w.postMessage(m);
+    });
+  const start = async (partStructs: number | undefined) => {
+    const dir = tmpDir('plexus-bench-load-stall-');
+    return startServer(
+      loadConfig({ PLEXUS_LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv, {
+        port: 0,
+        host: '127.0.0.1',
+        dataDir: dir,
+        seedDemo: false,
+        kernel: false,
+        secret: 'bench-load-stall-secret-0123456789ab',
+        clientDir: path.join(dir, 'no-client'),
+        ...(partStructs === undefined ? {} : { snapshotPartStructs: partStructs }),
+      }),
+    );
+  };
+  const servers: Array<{ name: string; server: PlexusServer }> = [
+    { name: 'parts (now)', server: await start(PART_STRUCTS) },
+    { name: 'whole (before)', server: await start(0) },
+  ];
+  console.log(`Opening a large idle workspace beside a typist (opened ${SOCKET_ONLY ? 'by a socket alone' : 'as a browser does'}) — ${machine()}; ${ROUNDS} rounds, load average ${load()}`);
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  try {
+    for (const cells of SIZES) {
+      const ids: string[] = [];
+      const small: string[] = [];
+      const notebook = new Y.Doc();
+      fillNotebook(notebook, cells, 20, 5);
+      const state = Y.encodeStateAsUpdate(notebook);
+      for (const { server } of servers) {
+        ids.push((await server.workspaces.create({ name: `Large ${cells}`, fill: (doc) => Y.applyUpdate(doc, state) })).id);
+        small.push((await server.workspaces.create({ name: 'Typing', fill: (doc) => void createCell(doc, { kind: 'code', source: '// typing here', author: 'bench' }, userOrigin('bench')) })).id);
+      }
+      const results = servers.map(() => ({ lat: [] as number[], over50: 0, pause: [] as number[], open: [] as number[], parts: 0 }));
+      for (let r = 0; r <= ROUNDS; r++) {
+        for (let k = 0; k < servers.length; k++) {
+          const i = (k + r) % servers.length;
+          const { server } = servers[i]!;
+          const id = ids[i]!;
+          // Idle: unloaded, and stored as this server stores it (parts: cut by its storage worker).
+          await waitFor(
+            async () => {
+              if (server.hocuspocus.documents.has(id) || server.persistence.unloadFoldsRunning) return false;
+              const parts = await server.store.loadParts(id);
+              return parts.entries.length === 0 && (i === 1 || parts.snapshot!.length > 1);
+            },
+            { timeout: 300_000, interval: 100, message: 'idle and stored' },
+          );
+          results[i]!.parts = (await server.store.loadParts(id)).snapshot!.length;
+          await ask(typist, { type: 'start', url: server.url, id: small[i]!, token: server.ownerToken });
+          await new Promise((resolve) => setTimeout(resolve, 300)); // typing before the open
+          delay.reset();
+          delay.enable();
+          const opened = await ask<{ ms: number; cells: number }>(opener, { type: 'open', url: server.url, id, token: server.ownerToken });
+          delay.disable();
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          const { latencies } = await ask<{ latencies: number[] }>(typist, { type: 'stop' });
+          if (opened.cells !== cells) throw new Error(`opened ${opened.cells} cells, expected ${cells}`);
+          if (r === 0) continue; // round 0 warms up (compiles the paths)
+          results[i]!.lat.push(...latencies);
+          results[i]!.over50 += latencies.filter((l) => l > 50).length;
+          results[i]!.pause.push(delay.max / 1e6);
+          results[i]!.open.push(opened.ms);
+        }
+      }
+      console.log(`\n${cells} cells — keystrokes of a typist in another workspace while it opens (${ROUNDS} rounds)`);
+      printTable(
+        ['stored', 'parts', 'keys', 'p50 ms', 'p99 ms', 'max ms', 'keys > 50 ms', 'longest loop pause ms (p50 / max of rounds)', 'opened in ms (p50)'],
+        servers.map((s, i) => {
+          const x = results[i]!;
+          const sorted = [...x.lat].sort((a, b) => a - b);
+          return [s.name, x.parts, x.lat.length, fmt(pct(sorted, 50), 1), fmt(pct(sorted, 99), 1), fmt(sorted.at(-1)!, 1), x.over50, `${fmt(median(x.pause), 1)} / ${fmt(Math.max(...x.pause), 1)}`, fmt(median(x.open), 0)];
+        }),
+      );
+      const [now, before] = results;
+      console.log(`parts / whole: longest pause ${fmt(median(now!.pause) / median(before!.pause), 2)}×, max keystroke ${fmt(Math.max(...now!.lat) / Math.max(...before!.lat), 2)}×, opening ${fmt(median(now!.open) / median(before!.open), 2)}×`);
+    }
+  } finally {
+    await typist.terminate();
+    await opener.terminate();
+    for (const { server } of servers) await server.close();
+  }
+  console.log(`load average at end ${load()}`);
+}

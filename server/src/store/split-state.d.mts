@@ -1,0 +1,6 @@
+/** Structs per part by default. */
+export const PART_STRUCTS: number;
+/** `state` as it is best stored: several parts in one byte string when larger than one part (0: never cut). */
+export function storableState(state: Uint8Array, partStructs?: number): Uint8Array;
+/** The parts of a complete state `update`, each applying completely after the ones before it; `[update]` when small. */
+export function splitUpdate(update: Uint8Array, partStructs?: number): Uint8Array[];
