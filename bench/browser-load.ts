@@ -15,7 +15,7 @@
  * storage first; every cold run waits until the server has unloaded it) and `open` (another client
  * holds it open, as in a meeting). Prints p50 / max over runs.
  *
- *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline,render-all,previous] [--previous-dist=DIR] [--app-cached] [--settle=ms] [--typing=ms] [--edits=N] [--cpu-prof]
+ *   npx tsx bench/browser-load.ts [runs=5] [--cells=1000,10000] [--server=idle,open] [--modes=fast,baseline,render-all,previous] [--previous-dist=DIR] [--app-cached] [--settle=ms] [--typing=ms] [--edits=N] [--part-structs=N] [--cpu-prof]
  *
  * `--modes=fast,previous --previous-dist=DIR` compares the client as built now with another build of
  * it (say the previous revision's `client/dist`, built in a worktree): a second server, on a copy of
@@ -80,6 +80,8 @@ const TYPING_AT_MS = Number(process.argv.find((a) => a.startsWith('--typing='))?
  * stored entries, against y-indexeddb encoding the whole document on the page).
  */
 const EDITS = Number(process.argv.find((a) => a.startsWith('--edits='))?.split('=')[1] ?? 0);
+/** `--part-structs=N`: the server's `snapshotPartStructs` (0: snapshots stored whole, as before §41). */
+const PART_STRUCTS_ARG = process.argv.find((a) => a.startsWith('--part-structs='))?.split('=')[1];
 const DIST = new URL('../client/dist', import.meta.url).pathname;
 /** `--previous-dist=DIR`: the build mode `previous` is served from (see the header). */
 const PREVIOUS_DIST = process.argv.find((a) => a.startsWith('--previous-dist='))?.split('=')[1] ?? null;
@@ -98,7 +100,7 @@ const SMALL = 5;
  */
 async function buildFixture(dir: string): Promise<Map<number, string>> {
   const server = await startServer(
-    loadConfig({ PLEXUS_LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv, { port: 0, host: '127.0.0.1', dataDir: dir, seedDemo: false, kernel: false, secret: 'bench-fixture-secret-0123456789', clientDir: path.join(dir, 'no-client') }),
+    loadConfig({ PLEXUS_LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv, { port: 0, host: '127.0.0.1', dataDir: dir, seedDemo: false, kernel: false, secret: 'bench-fixture-secret-0123456789', clientDir: path.join(dir, 'no-client'), ...(PART_STRUCTS_ARG === undefined ? {} : { snapshotPartStructs: Number(PART_STRUCTS_ARG) }) }),
   );
   const ids = new Map<number, string>();
   try {

@@ -17,7 +17,7 @@
  * keeps the document loaded for minutes) on a fresh data dir, with the notebook of
  * bench/fixtures.ts (20 lines per cell, every fifth markdown).
  *
- *   node --import tsx bench/state-from-idle.ts [--cells=1000,10000] [--rounds=5]
+ *   node --import tsx bench/state-from-idle.ts [--cells=1000,10000] [--rounds=5] [--part-structs=N]
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -65,10 +65,12 @@ if (!isMainThread) {
   const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
   const SIZES = arg('cells', '1000,10000').split(',').map(Number);
   const ROUNDS = Number(arg('rounds', '5'));
+  // The server's `snapshotPartStructs` (store/split-state.mjs; 0: snapshots stored whole, as before §41).
+  const PART_STRUCTS = arg('part-structs', '') === '' ? undefined : Number(arg('part-structs', ''));
 
   const dir = tmpDir('plexus-bench-state-idle-');
   const server = await startServer(
-    loadConfig({ PLEXUS_LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv, { port: 0, host: '127.0.0.1', dataDir: dir, seedDemo: false, kernel: false, secret: 'bench-state-idle-secret-0123456789', clientDir: path.join(dir, 'no-client') }),
+    loadConfig({ PLEXUS_LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv, { port: 0, host: '127.0.0.1', dataDir: dir, seedDemo: false, kernel: false, secret: 'bench-state-idle-secret-0123456789', clientDir: path.join(dir, 'no-client'), ...(PART_STRUCTS === undefined ? {} : { snapshotPartStructs: PART_STRUCTS }) }),
   );
   const p = server.persistence;
   const keep = p.onLoadedState;
@@ -90,7 +92,7 @@ if (!isMainThread) {
       opener.postMessage({ url: server.url, id, token: server.ownerToken } satisfies Open);
     });
 
-  console.log(`Opening an idle workspace — ${machine()}; ${ROUNDS} rounds, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`Opening an idle workspace${PART_STRUCTS === undefined ? '' : ` (snapshotPartStructs ${PART_STRUCTS})`} — ${machine()}; ${ROUNDS} rounds, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   try {
     for (const cells of SIZES) {
       const id = (await server.workspaces.create({ name: `Idle ${cells}`, fill: (doc) => fillNotebook(doc, cells, 20, 5) })).id;

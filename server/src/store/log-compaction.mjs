@@ -3,7 +3,7 @@
 // types are in log-compaction.d.mts. Effects: SQLite reads and one write transaction.
 import * as Y from 'yjs';
 import { isStateParts, packStateParts, unpackStateParts } from '@plexus/shared/state-parts';
-import { PART_STRUCTS, splitUpdate, storableState } from './split-state.mjs';
+import { PART_STRUCTS, splitDoc, splitUpdate } from './split-state.mjs';
 
 /**
  * Merges many updates into one. `Y.mergeUpdates` over a flat list is quadratic (30,000 single
@@ -32,12 +32,29 @@ export function mergeInTree(parts, fan = 32) {
  * 1.8× the time of a merge, on the background worker.
  */
 export function foldUpdates(parts) {
+  return folded(parts, (doc) => Y.encodeStateAsUpdate(doc));
+}
+
+/**
+ * As `foldUpdates`, as it is best stored: in parts (`packStateParts`) when the document is larger
+ * than `partStructs` structs, cut from the document itself (split-state.mjs `splitDoc`: no second
+ * decode of the whole state), else whole.
+ */
+export function foldToStorable(parts, partStructs = PART_STRUCTS) {
+  return folded(parts, (doc) => {
+    const cut = splitDoc(doc, partStructs);
+    return cut ? packStateParts(cut) : Y.encodeStateAsUpdate(doc);
+  });
+}
+
+/** `parts` applied into a fresh document (garbage collection on), handed to `encode`. */
+function folded(parts, encode) {
   const doc = new Y.Doc();
   try {
     doc.transact(() => {
       for (const p of parts) Y.applyUpdate(doc, p);
     });
-    return Y.encodeStateAsUpdate(doc);
+    return encode(doc);
   } finally {
     doc.destroy();
   }
@@ -68,7 +85,7 @@ export function compactFromLog(db, ws, partStructs = PART_STRUCTS) {
   }
   const upto = rows[rows.length - 1].seq;
   const entries = rows.map((r) => new Uint8Array(r.data));
-  const state = storableState(foldUpdates(snap ? [...unpackStateParts(new Uint8Array(snap.data)), ...entries] : entries), partStructs);
+  const state = foldToStorable(snap ? [...unpackStateParts(new Uint8Array(snap.data)), ...entries] : entries, partStructs);
   const written = db.transaction(() => {
     const now = db.prepare('SELECT upto FROM snap.snapshots WHERE ws = ?').get(ws);
     if ((now ? now.upto : 0) !== from) return false; // someone else compacted meanwhile

@@ -4,3 +4,5 @@ export const PART_STRUCTS: number;
 export function storableState(state: Uint8Array, partStructs?: number): Uint8Array;
 /** The parts of a complete state `update`, each applying completely after the ones before it; `[update]` when small. */
 export function splitUpdate(update: Uint8Array, partStructs?: number): Uint8Array[];
+/** A document's state in parts as `splitUpdate` cuts it, from its own structs; null when not larger than one part or when it holds pending structs. */
+export function splitDoc(doc: import('yjs').Doc, partStructs?: number): Uint8Array[] | null;

@@ -37,7 +37,31 @@ export function splitUpdate(update, partStructs = PART_STRUCTS) {
   const { structs, ds } = Y.decodeUpdate(update);
   if (structs.length <= partStructs) return [update];
   for (const s of structs) if (s instanceof Y.Skip) return [update];
+  return cutStructs(structs, ds, partStructs);
+}
 
+/**
+ * `doc`'s state as `Y.encodeStateAsUpdate(doc)` would write it, in parts as `splitUpdate` cuts
+ * them — from the document's own structs, without encoding the whole state and decoding it again
+ * (the fold on the storage worker has the document in hand: a 10,000-cell one costs it one encode
+ * instead of an encode, a decode and an encode). Null when it is not larger than one part, or when
+ * it holds what it could not integrate yet (the whole encoding carries that along; store it whole).
+ */
+export function splitDoc(doc, partStructs = PART_STRUCTS) {
+  if (!partStructs || doc.store.pendingStructs || doc.store.pendingDs) return null;
+  const structs = [];
+  // In the order an encoded state lists them (clients by descending id), so both cut alike.
+  const clients = [...doc.store.clients.entries()].sort((a, b) => b[0] - a[0]);
+  for (const [, list] of clients) for (const s of list) structs.push(s);
+  if (structs.length <= partStructs) return null;
+  return cutStructs(structs, Y.createDeleteSetFromStructStore(doc.store), partStructs);
+}
+
+/**
+ * The core of both: `structs` (grouped by client, each client's in clock order: decoded, or a
+ * document's own) and the delete set `ds`, cut into parts of `partStructs`.
+ */
+function cutStructs(structs, ds, partStructs) {
   // Structs are grouped by client, each client's in clock order: index them by client.
   const clientStart = new Map(); // client → index of its first struct in `structs`
   const clientEnd = new Map();
@@ -75,7 +99,12 @@ export function splitUpdate(update, partStructs = PART_STRUCTS) {
     if (s instanceof Y.Item) {
       if (s.origin) out.push(find(s.origin));
       if (s.rightOrigin) out.push(find(s.rightOrigin));
-      if (s.parent instanceof Y.ID) out.push(find(s.parent));
+      // Named only without origins (as an update writes it; an origin implies its parent).
+      // Decoded: the parent's id, or a root type's name. In a document: the type, whose item (if
+      // it is not a root type) is what its children need.
+      const parent = s.parent;
+      if (parent instanceof Y.ID) out.push(find(parent));
+      else if (!s.origin && !s.rightOrigin && parent && parent._item) out.push(find(parent._item.id));
     }
     return out;
   };

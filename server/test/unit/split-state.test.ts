@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { mulberry32 } from '@plexus/shared';
 import { isStateParts, packStateParts, unpackStateParts } from '@plexus/shared/state-parts';
-import { splitUpdate, storableState } from '../../src/store/split-state.mjs';
+import { splitDoc, splitUpdate, storableState } from '../../src/store/split-state.mjs';
+import { foldToStorable, foldUpdates } from '../../src/store/log-compaction.mjs';
 
 /**
  * A document edited by `peers` people at once (their copies synced now and then, in random order):
@@ -87,6 +88,41 @@ describe('a large state cut into parts that apply one after another', () => {
       cuts += parts.length;
     }
     expect(cuts).toBeGreaterThan(100);
+  });
+
+  it('a document cut from its own structs gives the parts its encoded state would (lived-in documents)', () => {
+    for (const [seed, peers, steps, per] of [
+      [11, 3, 900, 40],
+      [12, 6, 2000, 90],
+    ] as const) {
+      const live = livedIn(seed, peers, steps);
+      const fromDoc = splitDoc(live, per)!;
+      // The same structs in the same parts (the bytes may differ: a decoded item with an origin
+      // has no parentSub, a document's own keeps it and writes its flag, which readers ignore).
+      const shape = (parts: Uint8Array[]) =>
+        parts.map((p) => {
+          const { structs, ds } = Y.decodeUpdate(p);
+          return { structs: structs.map((x) => [x.id.client, x.id.clock, x.length]), ds: [...ds.clients] };
+        });
+      expect(shape(fromDoc)).toEqual(shape(splitUpdate(Y.encodeStateAsUpdate(live), per)));
+      expectSame(applyInOrder(fromDoc), live);
+      // As the fold stores it: packed, or whole when small.
+      const state = Y.encodeStateAsUpdate(live);
+      const again = new Y.Doc();
+      Y.applyUpdate(again, state);
+      expect(unpackStateParts(foldToStorable([state], per))).toEqual(splitDoc(again, per));
+      expect(foldToStorable([state], 1_000_000)).toEqual(foldUpdates([state]));
+    }
+    expect(splitDoc(livedIn(13, 2, 50), 1_000_000)).toBeNull();
+    // What the document could not integrate yet: whole (the encoding carries it along).
+    const pending = new Y.Doc();
+    const src = new Y.Doc();
+    const updates: Uint8Array[] = [];
+    src.on('update', (u: Uint8Array) => updates.push(u));
+    for (let i = 0; i < 30; i++) src.getText('t').insert(0, `${i}`);
+    Y.applyUpdate(pending, updates[20]!);
+    expect(pending.store.pendingStructs).not.toBeNull();
+    expect(splitDoc(pending, 1)).toBeNull();
   });
 
   it('the deletions go with the last part', () => {

@@ -2,8 +2,8 @@
 // server's thread: snapshots from memory, fallback) and the compaction worker. Plain JavaScript so
 // a worker thread loads it without a TypeScript loader; types in compaction.d.mts.
 // Effects: one Postgres transaction.
-import { foldUpdates } from '../log-compaction.mjs';
-import { PART_STRUCTS, splitUpdate, storableState } from '../split-state.mjs';
+import { foldToStorable, foldUpdates } from '../log-compaction.mjs';
+import { PART_STRUCTS, splitUpdate } from '../split-state.mjs';
 import { isStateParts, packStateParts, unpackStateParts } from '@plexus/shared/state-parts';
 
 /** Advisory lock key (two-int form, first half) of compactions; the second half is the workspace's hashtext. */
@@ -59,7 +59,7 @@ export async function compactWorkspace(client, ws, { wait = false, state = null,
     // document, shutdown; on the server's thread) the stored snapshot is folded in too: it may
     // hold an entry the document in memory has not applied yet.
     // Folded off the server's thread (no state from memory): stored in parts when large.
-    const merged = state ? foldUpdates(parts) : storableState(foldUpdates(parts), partStructs);
+    const merged = state ? foldUpdates(parts) : foldToStorable(parts, partStructs);
     await client.query(
       'INSERT INTO snapshots (ws, upto, data, collected) VALUES ($1, $2, $3, true) ON CONFLICT (ws) DO UPDATE SET upto = excluded.upto, data = excluded.data, collected = true',
       [ws, upto, merged],
