@@ -32,6 +32,7 @@
  * Run: npx tsx bench/cold-load.ts [--runs=3] [--limit100k=30000] [--cpu-prof]
  * Prints figures; asserts nothing.
  */
+import { unpackStateParts } from '@plexus/shared/state-parts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -132,7 +133,7 @@ function rawLoad(f: Fixture, id: string): RawTimes {
     const t3 = performance.now();
     const doc = new Y.Doc();
     doc.transact(() => {
-      Y.applyUpdate(doc, new Uint8Array(snap.data));
+      for (const part of unpackStateParts(new Uint8Array(snap.data))) Y.applyUpdate(doc, part); // one, or a large snapshot's parts (§41)
       for (const r of rows) Y.applyUpdate(doc, new Uint8Array(r.data));
     });
     const t4 = performance.now();

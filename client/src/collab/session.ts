@@ -248,8 +248,16 @@ export class WorkspaceSession {
             // (stored now, or when its database opens).
             // A large document comes as several updates in one body (its stored parts).
             const updates = unpackStateParts(state);
-            applyWithoutUpdateEvent(this.doc, updates, this.provider);
-            for (const u of updates) this.idb.keep(u);
+            try {
+              applyWithoutUpdateEvent(this.doc, updates, this.provider);
+            } catch (e) {
+              // Some parts may be in: the local copy keeps what the document holds, so that it
+              // matches what the socket's sync then adds.
+              if (updates.length > 1 && this.doc.store.clients.size) this.idb.keep(Y.encodeStateAsUpdate(this.doc));
+              throw e;
+            }
+            // Copies: each part is a view into the body, and IndexedDB would store the whole body for each.
+            for (const u of updates) this.idb.keep(updates.length > 1 ? u.slice() : u);
             performance.mark('plexus:state-applied');
             // The token and the sync leave in this task's microtasks (or once the socket's opening
             // has been handled); the notebook renders when the sync is done ('synced' above), or

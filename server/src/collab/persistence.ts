@@ -132,6 +132,7 @@ export class DurablePersistence implements Extension {
 
   async onLoadDocument({ documentName, document, requestHeaders }: onLoadDocumentPayload): Promise<void> {
     const started = performance.now();
+    const deletions = this.deletions.get(documentName) ?? 0;
     let parts;
     try {
       parts = await this.store.loadParts(documentName);
@@ -143,6 +144,8 @@ export class DurablePersistence implements Extension {
       throw refusal;
     }
     await this.applyStored(documentName, document, parts);
+    // Deleted while it loaded (a load in parts gives the event loop turns): never served.
+    if ((this.deletions.get(documentName) ?? 0) !== deletions) throw new ProtocolError(CloseCodes.NotFound, documentName);
     // A document that would not be valid is never served (clients would render or build on it):
     // its owner recovers it first (recovery.ts). Older documents are migrated after load. A stored
     // state this process has checked (one collected snapshot it wrote or checked, `checked`) is not
@@ -174,7 +177,7 @@ export class DurablePersistence implements Extension {
   /**
    * Applies snapshot and log entries in one transaction (3-5x faster than merging them first) —
    * or, for a snapshot stored in parts (a large one, split-state.mjs), one transaction per part
-   * with a turn of the event loop before each, the log with the last: the load of a 10,000-cell
+   * with a turn of the event loop between parts, the log with the last: the load of a 10,000-cell
    * workspace held every other workspace of the node for 1–2 s, now for one part's apply at a
    * time (each part is complete in itself, so each applies whole; `loadTurns` counts the turns).
    * The document's `update` observers are detached meanwhile: nobody is connected yet, and with
@@ -211,6 +214,8 @@ export class DurablePersistence implements Extension {
 
   /** Turns of the event loop given to others while loading snapshots stored in parts (tests, metrics). */
   loadTurns = 0;
+  /** Deletions seen per workspace (`forget`): a load that sees one happen while it runs refuses the document. */
+  private readonly deletions = new Map<string, number>();
 
   async afterLoadDocument({ documentName, document }: afterLoadDocumentPayload): Promise<void> {
     const onUpdate = (update: Uint8Array, origin: unknown) => this.onDocumentUpdate(documentName, update, origin);
@@ -518,6 +523,7 @@ export class DurablePersistence implements Extension {
   /** Stops persisting a workspace that was deleted (its loaded copy is about to be dropped). */
   forget(ws: string): void {
     this.deleted.add(ws);
+    this.deletions.set(ws, (this.deletions.get(ws) ?? 0) + 1);
     this.checked.delete(ws);
     const entry = this.docs.get(ws);
     if (entry) {
@@ -562,4 +568,3 @@ export class DurablePersistence implements Extension {
     }
   }
 }
-

@@ -32,6 +32,8 @@ export function storableState(state, partStructs = PART_STRUCTS) {
  * as a merge of unrelated updates can).
  */
 export function splitUpdate(update, partStructs = PART_STRUCTS) {
+  partStructs = Math.floor(partStructs);
+  if (partStructs < 1) return [update];
   // Every struct takes at least two bytes: a smaller update cannot hold more than one part.
   if (update.byteLength < 2 * partStructs) return [update];
   const { structs, ds } = Y.decodeUpdate(update);
@@ -48,7 +50,8 @@ export function splitUpdate(update, partStructs = PART_STRUCTS) {
  * it holds what it could not integrate yet (the whole encoding carries that along; store it whole).
  */
 export function splitDoc(doc, partStructs = PART_STRUCTS) {
-  if (!partStructs || doc.store.pendingStructs || doc.store.pendingDs) return null;
+  partStructs = Math.floor(partStructs);
+  if (partStructs < 1 || doc.store.pendingStructs || doc.store.pendingDs) return null;
   const structs = [];
   // In the order an encoded state lists them (clients by descending id), so both cut alike.
   const clients = [...doc.store.clients.entries()].sort((a, b) => b[0] - a[0]);
@@ -146,7 +149,10 @@ function cutStructs(structs, ds, partStructs) {
     }
     const enc = new Y.UpdateEncoderV1();
     enc.writeLen(runs.size);
-    for (const [client, run] of runs) {
+    // Clients highest first, as Yjs writes them: its merge of updates (Y.mergeUpdates: a browser's
+    // local copy folding its entries, a load merged for a fork) relies on that order, and drops
+    // structs without it.
+    for (const [client, run] of [...runs].sort((a, b) => b[0] - a[0])) {
       enc.writeLen(run.length);
       enc.writeClient(client);
       enc.writeLen(structs[run[0]].id.clock);

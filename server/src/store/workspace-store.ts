@@ -113,6 +113,7 @@ export class WorkspaceStore extends PartsReader implements WorkspaceStorage {
       });
       this.worker.unref();
       this.worker.on('message', (m: { type: string; ws?: string; folded?: number; upto?: number; message?: string }) => {
+        if (m.type === 'cut' && m.message) console.warn(`plexus: a snapshot of ${m.ws} was not stored in parts (${m.message}); it stays whole`);
         if (!m.ws || m.type === 'cut') return;
         const waiters = this.pending.get(m.ws) ?? [];
         this.pending.delete(m.ws);

@@ -84,6 +84,12 @@ describe('a large state cut into parts that apply one after another', () => {
       expect(parts.length).toBe(Math.ceil(structs / per));
       for (const p of parts) expect(Y.decodeUpdate(p).structs.length).toBeLessThanOrEqual(per);
       const rebuilt = applyInOrder(parts);
+      // Merged by Yjs (a browser's local copy folds its entries so; a load merged for a fork):
+      // the same document too.
+      const merged = new Y.Doc();
+      Y.applyUpdate(merged, Y.mergeUpdates(parts));
+      expect(merged.store.pendingStructs).toBeNull();
+      expectSame(merged, live);
       expectSame(rebuilt, live);
       cuts += parts.length;
     }
