@@ -92,9 +92,19 @@ export class Forks {
       if (mine) return this.existing(mine, src, opts.by);
     }
     const name = cleanName(opts.name, defaultName(src.name, opts.by.name));
-    const doc = new Y.Doc();
+    const updates = opts.state ? [opts.state] : await this.currentState(source);
+    let doc = new Y.Doc();
     try {
-      Y.applyUpdate(doc, opts.state ?? (await this.currentState(source)), ORIGIN);
+      try {
+        doc.transact(() => updates.forEach((u) => Y.applyUpdate(doc, u, ORIGIN)), ORIGIN);
+      } catch (e) {
+        // A stored change that no longer decodes (disk corruption): the store's merge skips it.
+        if (opts.state) throw e;
+        doc.destroy();
+        doc = new Y.Doc();
+        const { update } = await this.deps.store.load(source);
+        if (update) Y.applyUpdate(doc, update, ORIGIN);
+      }
       const forkedFrom: ForkOrigin = {
         workspace: source, name: src.name, at: Date.now(),
         by: { id: opts.by.id, ...(opts.by.name ? { name: opts.by.name } : {}) },
@@ -138,13 +148,18 @@ export class Forks {
     return this.registry.deleted(id);
   }
 
-  /** The source's state now: its live document when loaded, else what is stored (loading nothing). */
-  private async currentState(source: string): Promise<Uint8Array> {
+  /**
+   * The source's state now, as updates to apply in order: its live document when loaded, else what
+   * is stored (loading nothing; a snapshot's parts and the log as stored, not merged first: merging
+   * a large snapshot stored in parts would hold the event loop, §41).
+   */
+  private async currentState(source: string): Promise<Uint8Array[]> {
     const live = this.deps.hocuspocus().documents.get(source);
-    if (live) return Y.encodeStateAsUpdate(live);
-    const { update } = await this.deps.store.load(source);
-    if (!update) throw new WorkspaceError(409, 'empty', `workspace ${source} has no content to fork`);
-    return update;
+    if (live) return [Y.encodeStateAsUpdate(live)];
+    const parts = await this.deps.store.loadParts(source);
+    const updates = [...(parts.snapshot ?? []), ...parts.entries];
+    if (!updates.length) throw new WorkspaceError(409, 'empty', `workspace ${source} has no content to fork`);
+    return updates;
   }
 
   private async existing(fork: ForkRecord, src: WorkspaceRecord, by: Forker): Promise<ForkResult> {

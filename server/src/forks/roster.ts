@@ -153,10 +153,22 @@ export class Roster {
     if (!this.liveDoc(fork.source)) return;
     let doc = live;
     if (!doc) {
-      const { update } = await this.deps.store.load(fork.id);
-      if (!update) return;
+      // As stored: a snapshot's parts and the log applied in order, not merged first (§41).
+      const parts = await this.deps.store.loadParts(fork.id);
+      const updates = [...(parts.snapshot ?? []), ...parts.entries];
+      if (!updates.length) return;
       doc = new Y.Doc();
-      Y.applyUpdate(doc, update);
+      try {
+        const into = doc;
+        into.transact(() => updates.forEach((u) => Y.applyUpdate(into, u)));
+      } catch {
+        // A stored change that no longer decodes (disk corruption): the store's merge skips it.
+        doc.destroy();
+        const { update } = await this.deps.store.load(fork.id);
+        if (!update) return;
+        doc = new Y.Doc();
+        Y.applyUpdate(doc, update);
+      }
     }
     try {
       const src = this.liveDoc(fork.source);

@@ -361,6 +361,16 @@ describe('first screen', () => {
       await d.synced;
       expect(listCells(d.doc).map(cellSource)).toEqual(expected);
       d.destroy();
+      // Idle again: a fork of it, made from the stored parts without loading it, holds the same cells.
+      await waitFor(folded, { message: 'unloaded again', timeout: 30_000 });
+      expect((await server.store.loadParts(id)).snapshot!.length).toBe(stored.length);
+      const fork = await api(server.url, server.ownerToken, 'POST', `/api/workspaces/${id}/fork`, { name: 'Fork of parts' });
+      expect(fork.status).toBe(201);
+      expect(server.hocuspocus.documents.has(id)).toBe(false);
+      const f = hocuspocusClient(server.url, fork.json.workspace.id as string, server.ownerToken);
+      await f.synced;
+      expect(listCells(f.doc).map(cellSource)).toEqual(expected);
+      f.destroy();
     } finally {
       await server.close();
     }
