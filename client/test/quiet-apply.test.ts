@@ -23,10 +23,13 @@ describe('applying a fetched document without an update event', () => {
     const updates: Array<{ origin: unknown; size: number }> = [];
     doc.on('update', (u: Uint8Array, origin: unknown) => updates.push({ origin, size: u.length }));
     let transactions = 0;
-    doc.on('afterTransaction', () => transactions++);
+    const local: boolean[] = [];
+    doc.on('afterTransaction', (tr: Y.Transaction) => (transactions++, local.push(tr.local)));
     const origin = { source: 'fetched' };
     const update = bigUpdate(200);
     applyWithoutUpdateEvent(doc, [update], origin);
+    // Not this tab's own change (the schema check of local changes, undo, leave it alone).
+    expect(local).toEqual([false]);
     expect(doc.getMap('cells').size).toBe(200);
     expect(String((doc.getMap('cells').get('c7') as Y.Map<unknown>).get('source'))).toBe('const v7 = 7;');
     expect(Y.encodeStateAsUpdate(doc)).toEqual(update);

@@ -62,7 +62,8 @@ export function quietTransactions(doc: Y.Doc, origin: unknown): () => void {
 export function applyWithoutUpdateEvent(doc: Y.Doc, updates: readonly Uint8Array[], origin: unknown): void {
   const loud = quietTransactions(doc, origin);
   try {
-    doc.transact(() => updates.forEach((u) => Y.applyUpdate(doc, u, origin)), origin);
+    // Not local (as `Y.applyUpdate` alone marks it): what arrived is not this tab's own change.
+    Y.transact(doc, () => updates.forEach((u) => Y.applyUpdate(doc, u, origin)), origin, false);
   } finally {
     loud();
   }
