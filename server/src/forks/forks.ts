@@ -92,19 +92,8 @@ export class Forks {
       if (mine) return this.existing(mine, src, opts.by);
     }
     const name = cleanName(opts.name, defaultName(src.name, opts.by.name));
-    const updates = opts.state ? [opts.state] : await this.currentState(source);
-    let doc = new Y.Doc();
+    const doc = opts.state ? stateDoc(opts.state) : await this.currentDoc(source);
     try {
-      try {
-        doc.transact(() => updates.forEach((u) => Y.applyUpdate(doc, u, ORIGIN)), ORIGIN);
-      } catch (e) {
-        // A stored change that no longer decodes (disk corruption): the store's merge skips it.
-        if (opts.state) throw e;
-        doc.destroy();
-        doc = new Y.Doc();
-        const { update } = await this.deps.store.load(source);
-        if (update) Y.applyUpdate(doc, update, ORIGIN);
-      }
       const forkedFrom: ForkOrigin = {
         workspace: source, name: src.name, at: Date.now(),
         by: { id: opts.by.id, ...(opts.by.name ? { name: opts.by.name } : {}) },
@@ -149,17 +138,16 @@ export class Forks {
   }
 
   /**
-   * The source's state now, as updates to apply in order: its live document when loaded, else what
-   * is stored (loading nothing; a snapshot's parts and the log as stored, not merged first: merging
-   * a large snapshot stored in parts would hold the event loop, §41).
+   * A copy of the source as it is now: its live document's state when loaded, else what is stored,
+   * applied as stored (`store.storedDoc`: a snapshot's parts and the log in order, not merged
+   * first — merging a large snapshot stored in parts would hold the event loop, §41).
    */
-  private async currentState(source: string): Promise<Uint8Array[]> {
+  private async currentDoc(source: string): Promise<Y.Doc> {
     const live = this.deps.hocuspocus().documents.get(source);
-    if (live) return [Y.encodeStateAsUpdate(live)];
-    const parts = await this.deps.store.loadParts(source);
-    const updates = [...(parts.snapshot ?? []), ...parts.entries];
-    if (!updates.length) throw new WorkspaceError(409, 'empty', `workspace ${source} has no content to fork`);
-    return updates;
+    if (live) return stateDoc(Y.encodeStateAsUpdate(live));
+    const doc = await this.deps.store.storedDoc(await this.deps.store.loadParts(source), ORIGIN);
+    if (!doc) throw new WorkspaceError(409, 'empty', `workspace ${source} has no content to fork`);
+    return doc;
   }
 
   private async existing(fork: ForkRecord, src: WorkspaceRecord, by: Forker): Promise<ForkResult> {
@@ -175,6 +163,18 @@ export class Forks {
   private ownerToken(id: string, by: Forker): string | null {
     return by.ownerSub === null ? null : this.deps.signer.sign({ ws: id, role: 'owner', sub: by.ownerSub, ttlSeconds: this.deps.ownerTokenDays * 86400 });
   }
+}
+
+/** A new document holding `state`. */
+function stateDoc(state: Uint8Array): Y.Doc {
+  const doc = new Y.Doc();
+  try {
+    Y.applyUpdate(doc, state, ORIGIN);
+  } catch (e) {
+    doc.destroy();
+    throw e;
+  }
+  return doc;
 }
 
 /** "<source> (fork)", or "(fork by <name>)", within the 200 characters a name may have. */

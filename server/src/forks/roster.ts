@@ -154,21 +154,8 @@ export class Roster {
     let doc = live;
     if (!doc) {
       // As stored: a snapshot's parts and the log applied in order, not merged first (§41).
-      const parts = await this.deps.store.loadParts(fork.id);
-      const updates = [...(parts.snapshot ?? []), ...parts.entries];
-      if (!updates.length) return;
-      doc = new Y.Doc();
-      try {
-        const into = doc;
-        into.transact(() => updates.forEach((u) => Y.applyUpdate(into, u)));
-      } catch {
-        // A stored change that no longer decodes (disk corruption): the store's merge skips it.
-        doc.destroy();
-        const { update } = await this.deps.store.load(fork.id);
-        if (!update) return;
-        doc = new Y.Doc();
-        Y.applyUpdate(doc, update);
-      }
+      doc = await this.deps.store.storedDoc(await this.deps.store.loadParts(fork.id));
+      if (!doc) return;
     }
     try {
       const src = this.liveDoc(fork.source);

@@ -20,6 +20,7 @@
  * Effects: none (types only).
  */
 import type { Actor, ChangeSummary } from '@plexus/shared';
+import type * as Y from 'yjs';
 
 export type Awaitable<T> = T | Promise<T>;
 
@@ -109,8 +110,14 @@ export interface WorkspaceStorage {
   loadParts(ws: string): Awaitable<StoredParts>;
   /** Reads snapshot + log of a workspace as one merged update. */
   load(ws: string): Awaitable<LoadedState>;
-  /** Keeps the parts that still decode (only disk corruption makes one fail). */
-  decodable(parts: Uint8Array[]): Uint8Array[];
+  /**
+   * Applies loaded parts into `doc` as stored (in order, not merged first), skipping a change that
+   * no longer decodes as `load` does; between snapshot parts it awaits `between` when given (parts.ts).
+   * Resolves to whether anything is stored.
+   */
+  applyStored(doc: Y.Doc, parts: StoredParts, origin: unknown, between?: () => Promise<void>): Promise<boolean>;
+  /** A new document holding loaded parts (`applyStored` in one transaction); null when nothing is stored. */
+  storedDoc(parts: StoredParts, origin?: unknown): Promise<Y.Doc | null>;
   /** Log entries skipped at load because they no longer decode. */
   readonly corruptEntriesSkipped: number;
   /**

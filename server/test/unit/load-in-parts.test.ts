@@ -1,7 +1,9 @@
 /**
  * A snapshot stored in parts is loaded a part per turn of the event loop (persistence.ts
  * `applyStored`, store/split-state.mjs): the loop turns between parts, the document is whole at the
- * end, and a workspace deleted while it loads is refused, not served.
+ * end, and a workspace deleted while it loads is refused, not served. What is stored applies as
+ * stored, the same way for loads, forks and roster entries (parts.ts `applyStored`/`storedDoc`),
+ * and a log entry corrupted on disk is skipped there as the store's merge skips it.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +16,7 @@ import { createLogger } from '../../src/log.ts';
 import { WorkspaceStore } from '../../src/store/workspace-store.ts';
 import { storableState } from '../../src/store/split-state.mjs';
 import { keystrokes } from '../fixtures/keystrokes.ts';
+import { cellSource, createCell, getCell, insertCellText, listCells, userOrigin } from '@plexus/shared';
 
 function stored(): { store: WorkspaceStore; persistence: DurablePersistence; doc: Y.Doc; parts: number } {
   const store = new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-load-parts-')), 'p.db'));
@@ -23,6 +26,28 @@ function stored(): { store: WorkspaceStore; persistence: DurablePersistence; doc
   persistence.markChecked('w');
   return { store, persistence, doc, parts: store.loadParts('w').snapshot!.length };
 }
+/**
+ * A notebook of 40 cells stored in parts, and `logged` log entries on top, each from another
+ * person typing one letter into a cell of their own (independent: losing one loses only it).
+ */
+function notebookStored(logged: number): { store: WorkspaceStore; persistence: DurablePersistence; cells: string[]; parts: number } {
+  const store = new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-load-parts-')), 'p.db'));
+  const base = new Y.Doc();
+  const cells = Array.from({ length: 40 }, (_, i) => createCell(base, { kind: 'code', source: `const c${i} = ${i};`, author: 'alice' }, userOrigin('alice')));
+  const state = Y.encodeStateAsUpdate(base);
+  store.create({ id: 'w', name: 'W', state: storableState(state, 40) });
+  for (let i = 0; i < logged; i++) {
+    const person = new Y.Doc();
+    Y.applyUpdate(person, state);
+    const before = Y.encodeStateVector(person);
+    insertCellText(person, cells[i]!, 0, 'x', userOrigin(`p${i}`));
+    store.append('w', Y.encodeStateAsUpdate(person, before));
+  }
+  const persistence = new DurablePersistence(store, createLogger('silent'), { compactEvery: 1_000_000, compactIdleMs: 3_600_000 });
+  return { store, persistence, cells, parts: store.loadParts('w').snapshot!.length };
+}
+const typed = (doc: Y.Doc, cells: string[]) => cells.filter((c) => cellSource(getCell(doc, c)!).startsWith('x')).length;
+
 const load = (p: DurablePersistence, document: Y.Doc) => p.onLoadDocument({ documentName: 'w', document, requestHeaders: {} } as unknown as onLoadDocumentPayload);
 
 describe('loading a snapshot stored in parts', () => {
@@ -52,6 +77,51 @@ describe('loading a snapshot stored in parts', () => {
     persistence.forget('w');
     await expect(loading).rejects.toMatchObject({ code: 4404 });
     expect(persistence.loadTurns).toBeGreaterThan(0); // it was deleted between parts
+    store.close();
+  });
+});
+
+describe('what is stored applies as stored, skipping what no longer decodes', () => {
+  /** Overwrites the `n`th log entry (from 1) with bytes no Yjs update decodes, as disk corruption would. */
+  const corrupt = (store: WorkspaceStore, n: number) =>
+    store.db.prepare('UPDATE log SET data = ? WHERE seq = (SELECT seq FROM log ORDER BY seq LIMIT 1 OFFSET ?)').run(Buffer.from([1, 2, 3, 255, 255]), n - 1);
+
+  it('a load skips a corrupt log entry in the middle instead of refusing the workspace', async () => {
+    const { store, persistence, cells, parts } = notebookStored(5);
+    expect(parts).toBeGreaterThan(5);
+    corrupt(store, 3);
+    const into = new Y.Doc();
+    await load(persistence, into);
+    expect(typed(into, cells)).toBe(4);
+    expect(getCell(into, cells[2]!) && cellSource(getCell(into, cells[2]!)!)).toBe('const c2 = 2;');
+    expect(persistence.loadTurns).toBe(parts - 1);
+    expect(store.corruptEntriesSkipped).toBe(1);
+    store.close();
+  });
+
+  it('a copy for a fork or a roster entry holds the parts and log in order, the corrupt entry skipped', async () => {
+    const { store, cells } = notebookStored(4);
+    const whole = (await store.storedDoc(store.loadParts('w')))!;
+    expect(typed(whole, cells)).toBe(4);
+    expect(listCells(whole).length).toBe(40);
+    corrupt(store, 2);
+    const origins: unknown[] = [];
+    const copy = new Y.Doc();
+    copy.on('afterTransaction', (t: Y.Transaction) => origins.push(t.origin));
+    expect(await store.applyStored(copy, store.loadParts('w'), 'fork')).toBe(true);
+    const during = [...origins];
+    expect(typed(copy, cells)).toBe(3);
+    const merged = new Y.Doc();
+    Y.applyUpdate(merged, store.load('w').update!);
+    expect(Y.encodeStateVector(copy)).toEqual(Y.encodeStateVector(merged));
+    expect(during.length).toBeGreaterThan(0);
+    expect(during.filter((o) => o !== 'fork')).toEqual([]);
+    store.close();
+  });
+
+  it('nothing stored gives no document', async () => {
+    const { store } = stored();
+    expect(await store.storedDoc({ snapshot: null, storedSnapshot: null, entries: [], upto: 0, collected: false })).toBeNull();
     store.close();
   });
 });
