@@ -17,8 +17,9 @@
  * workspace opens — p50, p99, max, and how many took over 50 ms — the longest pause of the server's
  * event loop then (`monitorEventLoopDelay`), and the opener's time to a synced document.
  *
- *   node --import tsx bench/load-stall.ts [--cells=1000,10000] [--rounds=5] [--socket-only] [--part-structs=N]
- * (`--part-structs`: the parts server's `snapshotPartStructs`, default as shipped.)
+ *   node --import tsx bench/load-stall.ts [--cells=1000,10000] [--rounds=5] [--socket-only] [--part-structs=N] [--storage=postgres]
+ * (`--part-structs`: the parts server's `snapshotPartStructs`, default as shipped; `--storage=postgres`:
+ * both servers store in Postgres — a cluster started here, a database each — as several nodes do.)
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -28,6 +29,7 @@ import { loadConfig } from '@plexus/server/config';
 import { startServer, type PlexusServer } from '@plexus/server/app';
 import { createCell, insertCellText, cellSource, getCell, listCells, userOrigin } from '@plexus/shared';
 import { hocuspocusClient, tmpDir, waitFor } from '@plexus/testkit';
+import { startPostgres } from '@plexus/testkit/postgres';
 import * as Y from 'yjs';
 import { unpackStateParts } from '@plexus/shared/state-parts';
 import { fillNotebook } from './fixtures.ts';
@@ -97,6 +99,10 @@ if (!isMainThread) {
 
   const SOCKET_ONLY = process.argv.includes('--socket-only');
   const PART_STRUCTS = arg('part-structs', '') ? Number(arg('part-structs', '')) : undefined;
+  const STORAGE = arg('storage', 'sqlite');
+  if (STORAGE !== 'sqlite' && STORAGE !== 'postgres') throw new Error(`--storage must be sqlite or postgres, got ${STORAGE}`);
+  const postgres = STORAGE === 'postgres' ? await startPostgres() : null;
+  let databases = 0;
   const worker = (role: string) => new Worker(`import('tsx/esm/api').then((m) => (m.register(), import(${JSON.stringify(import.meta.url)})));`, { eval: true, workerData: { role, socketOnly: SOCKET_ONLY } });
   const typist = worker('typist');
   const opener = worker('opener');
@@ -120,6 +126,7 @@ if (!isMainThread) {
         secret: 'bench-load-stall-secret-0123456789ab',
         clientDir: path.join(dir, 'no-client'),
         ...(partStructs === undefined ? {} : { snapshotPartStructs: partStructs }),
+        ...(postgres ? { databaseUrl: await postgres.createDatabase(`load_stall_${databases++}`) } : {}),
       }),
     );
   };
@@ -127,7 +134,7 @@ if (!isMainThread) {
     { name: 'parts (now)', server: await start(PART_STRUCTS) },
     { name: 'whole (before)', server: await start(0) },
   ];
-  console.log(`Opening a large idle workspace beside a typist (opened ${SOCKET_ONLY ? 'by a socket alone' : 'as a browser does'}) — ${machine()}; ${ROUNDS} rounds, load average ${load()}`);
+  console.log(`Opening a large idle workspace beside a typist (opened ${SOCKET_ONLY ? 'by a socket alone' : 'as a browser does'}; stored in ${STORAGE}) — ${machine()}; ${ROUNDS} rounds, load average ${load()}`);
   const delay = monitorEventLoopDelay({ resolution: 1 });
   try {
     for (const cells of SIZES) {
@@ -146,7 +153,9 @@ if (!isMainThread) {
           const i = (k + r) % servers.length;
           const { server } = servers[i]!;
           const id = ids[i]!;
-          // Idle: unloaded, and stored as this server stores it (parts: cut by its storage worker).
+          // Idle: unloaded, and stored as this server stores it (parts: cut by its storage worker;
+          // on Postgres by a fold, which cuts a snapshot stored whole even with no log to fold).
+          if (postgres && !server.hocuspocus.documents.has(id)) await server.store.compactInBackground(id);
           await waitFor(
             async () => {
               if (server.hocuspocus.documents.has(id) || server.persistence.unloadFoldsRunning) return false;
@@ -188,6 +197,7 @@ if (!isMainThread) {
     await typist.terminate();
     await opener.terminate();
     for (const { server } of servers) await server.close();
+    await postgres?.destroy();
   }
   console.log(`load average at end ${load()}`);
 }

@@ -24,6 +24,7 @@ import * as Y from 'yjs';
 import { CloseCodes, migrate, observeTitle, serverOrigin, writerOfToken, type TokenClaims, type Writer } from '@plexus/shared';
 import type { Logger } from '../log.ts';
 import { FencedError, WorkspaceNotFoundError, type Awaitable, type StoredParts, type WorkspaceStorage } from '../store/storage.ts';
+import { storedUpdates } from '../store/parts.ts';
 import { ProtocolError, closeIfTransient } from './errors.ts';
 import { ShadowValidator } from './shadow.ts';
 import { diagnose } from './recovery.ts';
@@ -170,9 +171,13 @@ export class DurablePersistence implements Extension {
     this.log.info('document loaded', { ws: documentName, ms: +(performance.now() - started).toFixed(1), logEntries: parts.entries.length });
     // Remember how much log sits on top of the snapshot so a long log is compacted soon.
     this.pendingLog.set(documentName, parts.entries.length);
+    // A snapshot stored in parts: the validation replica, where one is kept, is built from them too.
+    if (parts.snapshot && parts.snapshot.length > 1 && !(this.store.syncAppends && this.opts.precheck !== false)) this.loadedParts.set(documentName, storedUpdates(parts));
   }
 
   private readonly pendingLog = new Map<string, number>();
+  /** What a load in parts applied, for `afterLoadDocument` (the validation replica's build). */
+  private readonly loadedParts = new Map<string, Uint8Array[]>();
 
   /**
    * Applies snapshot and log entries as stored (`store.applyStored`, parts.ts) in one transaction
@@ -231,8 +236,11 @@ export class DurablePersistence implements Extension {
     // known update is a no-op), so such an update reaches the shadow too; and every update is
     // decided there (shadow.ts).
     const sync = this.store.syncAppends;
-    this.shadows.attach(documentName, document, sync ? alreadyLogged : () => false, sync && this.opts.precheck !== false);
-    // Build the validation replica right after this turn where it is needed: off the first sync's path.
+    // Where every update needs the validation replica, it is built right after this turn (off the
+    // first sync's path) — from a load in parts, a part per turn like the load (shadow.ts).
+    const stored = this.loadedParts.get(documentName);
+    this.loadedParts.delete(documentName);
+    this.shadows.attach(documentName, document, sync ? alreadyLogged : () => false, sync && this.opts.precheck !== false, stored);
     setImmediate(() => this.shadows.prepare(documentName));
     migrate(document, serverOrigin('migrate'));
     if (state.sinceSnapshot >= this.opts.compactEvery) this.compactSoon(documentName);
@@ -288,6 +296,9 @@ export class DurablePersistence implements Extension {
     if (this.deleted.has(ws)) throw new ProtocolError(CloseCodes.NotFound, ws);
     if (this.fenced.has(ws)) throw new ProtocolError(CloseCodes.WorkspaceMoved, ws);
     if (isEmptyUpdate(update)) return; // e.g. the sync step 2 of a client with nothing new
+    // The validation replica is still being built from a load's parts: check once it is, in the order updates came.
+    const building = this.shadows.building(ws);
+    if (building) return building.then(() => this.appendIncoming(ws, update, writer));
     // Nothing new: what the document has is stored or on its way there; a repeat adds nothing to keep.
     if (!this.shadows.check(ws, update, writer)) return;
     let appended: Awaitable<number>;
@@ -514,6 +525,7 @@ export class DurablePersistence implements Extension {
     this.deleted.add(ws);
     this.deletions.set(ws, (this.deletions.get(ws) ?? 0) + 1);
     this.checked.delete(ws);
+    this.loadedParts.delete(ws);
     const entry = this.docs.get(ws);
     if (entry) {
       entry.state.idle.cancel();

@@ -66,6 +66,12 @@ interface Entry {
   precheck: boolean;
   /** Accepted updates left before an unused shadow is dropped. */
   keep: number;
+  /**
+   * While the shadow is built from a load's stored parts, a turn of the event loop per part
+   * (`attach` with `stored`): resolves once it holds what the live document holds (or the build
+   * was given up: `check` then builds it at once). Null otherwise.
+   */
+  building: Promise<void> | null;
 }
 
 export class ShadowValidator {
@@ -77,13 +83,14 @@ export class ShadowValidator {
    * mirroring (they were checked here). `precheck` is for documents whose accepted updates reach
    * the live document in the turn they were checked (synchronous appends).
    */
-  attach(name: string, live: Y.Doc, validated: (origin: unknown) => boolean, precheck: boolean): void {
+  attach(name: string, live: Y.Doc, validated: (origin: unknown) => boolean, precheck: boolean, stored?: readonly Uint8Array[]): void {
     const entry: Entry = {
       live,
       shadow: null,
       validated,
       precheck,
       keep: 0,
+      building: null,
       mirror: (u, origin) => {
         if (!entry.shadow || validated(origin)) return;
         try {
@@ -95,12 +102,49 @@ export class ShadowValidator {
     };
     live.on('update', entry.mirror);
     this.entries.set(name, entry);
+    // Every update needs the shadow here, and the document was loaded from a snapshot stored in
+    // parts (a large one): build the shadow from those parts, a part per turn of the event loop,
+    // as the load applied them — building it from the live document is one encode and one apply
+    // of the whole state in one turn (10,000 cells: about a second during which the node relays
+    // nothing, speed issue gap 1). It exists from now on, so that whatever the live document gets
+    // meanwhile is mirrored into it (waiting in Yjs' pending queue for the parts it builds on).
+    if (!precheck && stored && stored.length > 1) {
+      entry.shadow = new Y.Doc({ gc: live.gc, guid: live.guid });
+      entry.building = this.buildInTurns(entry, entry.shadow, stored);
+    }
   }
 
   /** Builds the shadow now where every update needs it (right after load, off the first keystroke's path). */
   prepare(name: string): void {
     const e = this.entries.get(name);
     if (e && !e.shadow && !e.precheck) e.shadow = this.build(e.live);
+  }
+
+  /**
+   * While the shadow of `name` is being built from stored parts: a promise that resolves when it
+   * is ready. Updates to check wait for it (in the order they came), then `check`.
+   */
+  building(name: string): Promise<void> | null {
+    return this.entries.get(name)?.building ?? null;
+  }
+
+  private async buildInTurns(e: Entry, shadow: Y.Doc, stored: readonly Uint8Array[]): Promise<void> {
+    this.stats.shadowsBuilt++;
+    try {
+      for (const part of stored) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (e.shadow !== shadow) return; // dropped, invalidated or detached meanwhile
+        Y.applyUpdate(shadow, part, SHADOW);
+      }
+      // It holds what the live document holds: the parts it was loaded from and every change
+      // mirrored since. Anything else (a part that no longer applies here) gives it up.
+      if (shadow.store.pendingStructs || shadow.store.pendingDs || !sameStateVector(shadow, e.live)) throw new Error('the shadow built from stored parts differs from the live document');
+    } catch {
+      if (e.shadow === shadow) e.shadow = null; // built from the live document on next use
+      shadow.destroy();
+    } finally {
+      e.building = null;
+    }
   }
 
   private build(live: Y.Doc): Y.Doc {
@@ -131,6 +175,8 @@ export class ShadowValidator {
       return false;
     }
     this.stats.shadow++;
+    // Asked before the build in parts is over (callers wait for `building` first): build it now.
+    if (e.building) this.drop(e);
     if (!e.shadow) e.shadow = this.build(e.live);
     e.keep = KEEP_SHADOW;
     const shadow = e.shadow;
@@ -209,6 +255,14 @@ export class ShadowValidator {
     if (!e) return;
     e.live.off('update', e.mirror);
     e.shadow?.destroy();
+    e.shadow = null;
     this.entries.delete(name);
   }
+}
+
+/** Whether two documents have seen the same structs (state vectors equal; Yjs writes them sorted by client). */
+function sameStateVector(a: Y.Doc, b: Y.Doc): boolean {
+  const x = Y.encodeStateVector(a);
+  const y = Y.encodeStateVector(b);
+  return x.length === y.length && x.every((v, i) => v === y[i]);
 }

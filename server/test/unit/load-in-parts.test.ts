@@ -10,13 +10,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import type { onLoadDocumentPayload } from '@hocuspocus/server';
+import type { afterLoadDocumentPayload, onLoadDocumentPayload } from '@hocuspocus/server';
 import { DurablePersistence } from '../../src/collab/persistence.ts';
 import { createLogger } from '../../src/log.ts';
 import { WorkspaceStore } from '../../src/store/workspace-store.ts';
 import { storableState } from '../../src/store/split-state.mjs';
 import { keystrokes } from '../fixtures/keystrokes.ts';
-import { cellSource, createCell, getCell, insertCellText, listCells, userOrigin } from '@plexus/shared';
+import { cellSource, createCell, getCell, insertCellText, listCells, serverOrigin, userOrigin } from '@plexus/shared';
 
 function stored(): { store: WorkspaceStore; persistence: DurablePersistence; doc: Y.Doc; parts: number } {
   const store = new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-load-parts-')), 'p.db'));
@@ -30,7 +30,7 @@ function stored(): { store: WorkspaceStore; persistence: DurablePersistence; doc
  * A notebook of 40 cells stored in parts, and `logged` log entries on top, each from another
  * person typing one letter into a cell of their own (independent: losing one loses only it).
  */
-function notebookStored(logged: number): { store: WorkspaceStore; persistence: DurablePersistence; cells: string[]; parts: number } {
+function notebookStored(logged: number, opts: { precheck?: boolean } = {}): { store: WorkspaceStore; persistence: DurablePersistence; cells: string[]; parts: number } {
   const store = new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-load-parts-')), 'p.db'));
   const base = new Y.Doc();
   const cells = Array.from({ length: 40 }, (_, i) => createCell(base, { kind: 'code', source: `const c${i} = ${i};`, author: 'alice' }, userOrigin('alice')));
@@ -43,7 +43,7 @@ function notebookStored(logged: number): { store: WorkspaceStore; persistence: D
     insertCellText(person, cells[i]!, 0, 'x', userOrigin(`p${i}`));
     store.append('w', Y.encodeStateAsUpdate(person, before));
   }
-  const persistence = new DurablePersistence(store, createLogger('silent'), { compactEvery: 1_000_000, compactIdleMs: 3_600_000 });
+  const persistence = new DurablePersistence(store, createLogger('silent'), { compactEvery: 1_000_000, compactIdleMs: 3_600_000, ...opts });
   return { store, persistence, cells, parts: store.loadParts('w').snapshot!.length };
 }
 const typed = (doc: Y.Doc, cells: string[]) => cells.filter((c) => cellSource(getCell(doc, c)!).startsWith('x')).length;
@@ -122,6 +122,74 @@ describe('what is stored applies as stored, skipping what no longer decodes', ()
   it('nothing stored gives no document', async () => {
     const { store } = stored();
     expect(await store.storedDoc({ snapshot: null, storedSnapshot: null, entries: [], upto: 0, collected: false })).toBeNull();
+    store.close();
+  });
+});
+
+describe('the validation replica of a workspace loaded in parts', () => {
+  // Where every update is checked on a replica (asynchronous appends — Postgres — or the pre-check
+  // switched off, as here on SQLite), the replica is built from the stored parts, a part per turn
+  // of the event loop, instead of one encode and apply of the whole document in one turn.
+  const typing = (from: Y.Doc, cell: string, text: string) => {
+    const before = Y.encodeStateVector(from);
+    insertCellText(from, cell, 0, text, userOrigin('bob'));
+    return Y.encodeStateAsUpdate(from, before);
+  };
+
+  it('is built a part per turn; updates sent meanwhile wait for it, in order, and are checked on it', async () => {
+    const { store, persistence, cells, parts } = notebookStored(0, { precheck: false });
+    expect(parts).toBeGreaterThan(5);
+    const live = new Y.Doc();
+    await load(persistence, live);
+    await persistence.afterLoadDocument({ documentName: 'w', document: live } as unknown as afterLoadDocumentPayload);
+    // Bob types twice (the second builds on the first), and the server writes into the live document, all while it is built.
+    const bob = new Y.Doc();
+    Y.applyUpdate(bob, Y.encodeStateAsUpdate(live));
+    const first = typing(bob, cells[0]!, 'a');
+    const second = typing(bob, cells[0]!, 'b');
+    const checked = [persistence.appendIncoming('w', first, 'person'), persistence.appendIncoming('w', second, 'person')];
+    expect(checked.every((c) => c instanceof Promise)).toBe(true);
+    insertCellText(live, cells[1]!, 0, 'z', serverOrigin('test'));
+    let turns = 0;
+    let done = false;
+    const all = Promise.all(checked).then(() => (done = true));
+    while (!done) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!done) turns++;
+    }
+    await all;
+    expect(turns).toBeGreaterThanOrEqual(parts - 1);
+    // Built once, from the parts, and kept: it held what the live document holds (the server's write mirrored in).
+    expect(persistence.validation.shadowsBuilt).toBe(1);
+    expect(persistence.hasShadow('w')).toBe(true);
+    // Logged in the order they came (after what the server wrote itself as it loaded and meanwhile).
+    const logged = store.loadParts('w').entries;
+    const at = (u: Uint8Array) => logged.findIndex((e) => e.length === u.length && e.every((b, i) => b === u[i]));
+    expect(at(first)).toBeGreaterThanOrEqual(0);
+    expect(at(second)).toBe(at(first) + 1);
+    // What breaks the document schema is refused there, as before.
+    const mallory = new Y.Doc();
+    Y.applyUpdate(mallory, Y.encodeStateAsUpdate(live));
+    const before = Y.encodeStateVector(mallory);
+    mallory.getMap('not-a-root').set('x', 1);
+    expect(() => persistence.appendIncoming('w', Y.encodeStateAsUpdate(mallory, before), 'person')).toThrow(expect.objectContaining({ code: 4423 }));
+    expect(store.loadParts('w').entries).toHaveLength(logged.length);
+    store.close();
+  });
+
+  it('a workspace deleted while its replica is built refuses what waited for it', async () => {
+    const { store, persistence, cells } = notebookStored(0, { precheck: false });
+    const live = new Y.Doc();
+    await load(persistence, live);
+    await persistence.afterLoadDocument({ documentName: 'w', document: live } as unknown as afterLoadDocumentPayload);
+    const bob = new Y.Doc();
+    Y.applyUpdate(bob, Y.encodeStateAsUpdate(live));
+    const logged = store.loadParts('w').entries.length;
+    const waiting = persistence.appendIncoming('w', typing(bob, cells[0]!, 'a'), 'person');
+    expect(waiting).toBeInstanceOf(Promise);
+    persistence.forget('w');
+    await expect(waiting).rejects.toMatchObject({ code: 4404 });
+    expect(store.loadParts('w').entries).toHaveLength(logged);
     store.close();
   });
 });
