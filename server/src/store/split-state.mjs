@@ -12,8 +12,14 @@
 import * as Y from 'yjs';
 import { packStateParts } from '@plexus/shared/state-parts';
 
-/** Structs per part by default: ~10–30 ms of applying on a 2.8 GHz core (a 10,000-cell notebook: ~36 parts). */
-export const PART_STRUCTS = 10_000;
+/**
+ * Structs per part by default: a few ms of applying each on a 2 GHz core (a 10,000-cell notebook:
+ * ~360 parts; the same bytes and the same total apply as fewer, larger parts). Small, because a
+ * part's apply is one turn of the event loop, and a connection whose updates each wait for a
+ * storage round trip (Postgres) gets one update through per turn: with 10,000 a 10,000-cell open
+ * held a typist elsewhere at 0.8 s p50 on Postgres, with 1,000 at 20 ms (performance.md §42).
+ */
+export const PART_STRUCTS = 1_000;
 
 /**
  * `state` as it is best stored: several parts in one byte string (`packStateParts`) when it is
