@@ -181,10 +181,11 @@ export class DurablePersistence implements Extension {
 
   /**
    * Applies snapshot and log entries as stored (`store.applyStored`, parts.ts) in one transaction
-   * (3-5x faster than merging them first) — or, for a snapshot stored in parts (a large one, split-state.mjs), one transaction per part
-   * with a turn of the event loop between parts, the log with the last: the load of a 10,000-cell
-   * workspace held every other workspace of the node for 1–2 s, now for one part's apply at a
-   * time (each part is complete in itself, so each applies whole; `loadTurns` counts the turns).
+   * (3-5x faster than merging them first) — or, for a snapshot stored in parts (a large one,
+   * split-state.mjs), one transaction per part with a turn of the event loop between parts, the
+   * log with the last: the load of a 10,000-cell workspace held every other workspace of the
+   * node for 1–2 s, now for one part's apply at a time (each part is complete in itself, so each
+   * applies whole; `loadTurns` counts the turns).
    * The document's `update` observers are detached meanwhile: nobody is connected yet, and with
    * an observer attached Yjs re-encodes the whole loaded state just to announce it.
    */
