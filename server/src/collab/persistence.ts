@@ -172,6 +172,7 @@ export class DurablePersistence implements Extension {
     // Remember how much log sits on top of the snapshot so a long log is compacted soon.
     this.pendingLog.set(documentName, parts.entries.length);
     // A snapshot stored in parts: the validation replica, where one is kept, is built from them too.
+    // (Set last: once the load can no longer fail here, `afterLoadDocument` takes it; `forget` drops it.)
     if (parts.snapshot && parts.snapshot.length > 1 && !(this.store.syncAppends && this.opts.precheck !== false)) this.loadedParts.set(documentName, storedUpdates(parts));
   }
 
@@ -297,9 +298,17 @@ export class DurablePersistence implements Extension {
     if (this.deleted.has(ws)) throw new ProtocolError(CloseCodes.NotFound, ws);
     if (this.fenced.has(ws)) throw new ProtocolError(CloseCodes.WorkspaceMoved, ws);
     if (isEmptyUpdate(update)) return; // e.g. the sync step 2 of a client with nothing new
-    // The validation replica is still being built from a load's parts: check once it is, in the order updates came.
+    // The validation replica is still being built from a load's parts: check once it is, in the
+    // order updates came — against the same loaded document. One unloaded meanwhile (its sender
+    // gone) has no replica to check against any more: the update is refused, never logged unchecked.
     const building = this.shadows.building(ws);
-    if (building) return building.then(() => this.appendIncoming(ws, update, writer));
+    if (building) {
+      const loaded = this.docs.get(ws);
+      return building.then(() => {
+        if (this.docs.get(ws) !== loaded) throw new ProtocolError(CloseCodes.LoadFailed, `${ws} was unloaded while the update waited for its check`);
+        return this.appendIncoming(ws, update, writer);
+      });
+    }
     // Nothing new: what the document has is stored or on its way there; a repeat adds nothing to keep.
     if (!this.shadows.check(ws, update, writer)) return;
     let appended: Awaitable<number>;

@@ -30,7 +30,9 @@
  *
  * With asynchronous storage (Postgres) an update is applied to the live document only after its
  * append resolves, so the next one may depend on one the live document does not have yet: there
- * the shadow is kept all the time and every update goes through it, as it holds them all.
+ * the shadow is kept all the time and every update goes through it, as it holds them all. For a
+ * document loaded from a snapshot stored in parts it is built from those parts, a part per turn of
+ * the event loop, while updates wait for it (`attach` with `stored`, `building`).
  * Effects: keeps replicas in memory while they are needed.
  */
 import * as Y from 'yjs';
@@ -47,7 +49,7 @@ export interface ValidationStats {
   precheck: number;
   /** Decided on the shadow replica (accepted or refused). */
   shadow: number;
-  /** Shadow replicas built from a live document. */
+  /** Shadow replicas built (from a live document, or from the stored parts it was loaded from). */
   shadowsBuilt: number;
   /** Accepted as nothing new: the live document had all of the update already. */
   known: number;
@@ -110,7 +112,10 @@ export class ShadowValidator {
     // meanwhile is mirrored into it (waiting in Yjs' pending queue for the parts it builds on).
     if (!precheck && stored && stored.length > 1) {
       entry.shadow = new Y.Doc({ gc: live.gc, guid: live.guid });
-      entry.building = this.buildInTurns(entry, entry.shadow, stored);
+      const build: Promise<void> = this.buildInTurns(entry, entry.shadow, stored).finally(() => {
+        if (entry.building === build) entry.building = null;
+      });
+      entry.building = build;
     }
   }
 
@@ -142,8 +147,6 @@ export class ShadowValidator {
     } catch {
       if (e.shadow === shadow) e.shadow = null; // built from the live document on next use
       shadow.destroy();
-    } finally {
-      e.building = null;
     }
   }
 
@@ -176,7 +179,10 @@ export class ShadowValidator {
     }
     this.stats.shadow++;
     // Asked before the build in parts is over (callers wait for `building` first): build it now.
-    if (e.building) this.drop(e);
+    if (e.building) {
+      this.drop(e);
+      e.building = null;
+    }
     if (!e.shadow) e.shadow = this.build(e.live);
     e.keep = KEEP_SHADOW;
     const shadow = e.shadow;

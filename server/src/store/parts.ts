@@ -41,8 +41,11 @@ export class PartsReader {
    * given: then each snapshot part but the last has a transaction of its own and `between` is
    * awaited after it (a load gives the event loop a turn there), the log going with the last part.
    * A stored change that no longer decodes (disk corruption) is skipped, as `load` skips it: the
-   * parts that decode are applied again (onto a fresh copy, whose state joins `doc`: what the
-   * failed attempt applied came from them). Resolves to whether anything is stored.
+   * parts that decode are applied again — into `doc` if the failed attempt left it empty, else
+   * onto a fresh copy whose state then joins `doc` (the failed attempt may have added structs of
+   * the entry that failed, whose delete set did not decode; a load checks the result against the
+   * schema, and structs of a corrupt snapshot part's dependants are left out, pending). Resolves
+   * to whether anything is stored.
    */
   async applyStored(doc: Y.Doc, parts: StoredParts, origin: unknown, between?: () => Promise<void>): Promise<boolean> {
     const all = storedUpdates(parts);
@@ -71,17 +74,29 @@ export class PartsReader {
     return true;
   }
 
-  /** A new document holding what is stored (`applyStored`, one transaction); null when nothing is. */
+  /**
+   * A new document holding what is stored, applied as stored in one transaction with `origin`;
+   * when a stored change no longer decodes, a new document of the parts that do (as `load` merges
+   * them). Null when nothing is stored.
+   */
   async storedDoc(parts: StoredParts, origin?: unknown): Promise<Y.Doc | null> {
-    const doc = new Y.Doc();
+    const all = storedUpdates(parts);
+    if (all.length === 0) return null;
+    const docOf = (list: Uint8Array[]) => {
+      const doc = new Y.Doc();
+      try {
+        doc.transact(() => list.forEach((u) => Y.applyUpdate(doc, u)), origin ?? null);
+        return doc;
+      } catch (e) {
+        doc.destroy();
+        throw e;
+      }
+    };
     try {
-      if (await this.applyStored(doc, parts, origin ?? null)) return doc;
-    } catch (e) {
-      doc.destroy();
-      throw e;
+      return docOf(all);
+    } catch {
+      return docOf(this.decodable(all));
     }
-    doc.destroy();
-    return null;
   }
 
   /** Snapshot + log as one merged update. */

@@ -116,7 +116,7 @@ export interface WorkspaceStorage {
    * Resolves to whether anything is stored.
    */
   applyStored(doc: Y.Doc, parts: StoredParts, origin: unknown, between?: () => Promise<void>): Promise<boolean>;
-  /** A new document holding loaded parts (`applyStored` in one transaction); null when nothing is stored. */
+  /** A new document holding loaded parts (in order, one transaction; the parts that decode when one does not); null when nothing is stored. */
   storedDoc(parts: StoredParts, origin?: unknown): Promise<Y.Doc | null>;
   /** Log entries skipped at load because they no longer decode. */
   readonly corruptEntriesSkipped: number;

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import type { afterLoadDocumentPayload, onLoadDocumentPayload } from '@hocuspocus/server';
+import type { afterLoadDocumentPayload, afterUnloadDocumentPayload, onLoadDocumentPayload } from '@hocuspocus/server';
 import { DurablePersistence } from '../../src/collab/persistence.ts';
 import { createLogger } from '../../src/log.ts';
 import { WorkspaceStore } from '../../src/store/workspace-store.ts';
@@ -191,5 +191,34 @@ describe('the validation replica of a workspace loaded in parts', () => {
     await expect(waiting).rejects.toMatchObject({ code: 4404 });
     expect(store.loadParts('w').entries).toHaveLength(logged);
     store.close();
+  });
+
+  it('an update waiting while the document unloads is refused, never logged unchecked (also when it is loaded again meanwhile)', async () => {
+    for (const reload of [false, true]) {
+      const { store, persistence } = notebookStored(0, { precheck: false });
+      const live = new Y.Doc();
+      await load(persistence, live);
+      await persistence.afterLoadDocument({ documentName: 'w', document: live } as unknown as afterLoadDocumentPayload);
+      const logged = store.loadParts('w').entries.length;
+      // Something the replica would refuse: a root the document schema does not have.
+      const mallory = new Y.Doc();
+      Y.applyUpdate(mallory, Y.encodeStateAsUpdate(live));
+      const before = Y.encodeStateVector(mallory);
+      mallory.getMap('not-a-root').set('x', 1);
+      const waiting = persistence.appendIncoming('w', Y.encodeStateAsUpdate(mallory, before), 'person');
+      expect(waiting).toBeInstanceOf(Promise);
+      const outcome = (waiting as Promise<void>).then(() => 'logged', (e: unknown) => e);
+      // Its sender left: the document unloads before the replica is built (and, the second time, loads again).
+      await persistence.afterUnloadDocument({ documentName: 'w' } as unknown as afterUnloadDocumentPayload);
+      if (reload) {
+        const again = new Y.Doc();
+        await load(persistence, again);
+        await persistence.afterLoadDocument({ documentName: 'w', document: again } as unknown as afterLoadDocumentPayload);
+      }
+      // Refused for the unload (load-failed), not checked against the document loaded since.
+      expect(await outcome).toMatchObject({ code: 4500 });
+      expect(store.loadParts('w').entries).toHaveLength(logged);
+      store.close();
+    }
   });
 });
