@@ -171,9 +171,10 @@ export class DurablePersistence implements Extension {
     this.log.info('document loaded', { ws: documentName, ms: +(performance.now() - started).toFixed(1), logEntries: parts.entries.length });
     // Remember how much log sits on top of the snapshot so a long log is compacted soon.
     this.pendingLog.set(documentName, parts.entries.length);
-    // A snapshot stored in parts: the validation replica, where one is kept, is built from them too.
-    // (Set last: once the load can no longer fail here, `afterLoadDocument` takes it; `forget` drops it.)
-    if (parts.snapshot && parts.snapshot.length > 1 && !(this.store.syncAppends && this.opts.precheck !== false)) this.loadedParts.set(documentName, storedUpdates(parts));
+    // A snapshot stored in parts: the validation replica, where one is kept (shadow.ts decides), is
+    // built from them too. (Set last: once the load can no longer fail here, `afterLoadDocument`
+    // takes it, right after; `forget` drops it.)
+    if (parts.snapshot && parts.snapshot.length > 1) this.loadedParts.set(documentName, storedUpdates(parts));
   }
 
   private readonly pendingLog = new Map<string, number>();

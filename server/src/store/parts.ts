@@ -13,6 +13,11 @@ export function storedUpdates({ snapshot, entries }: Pick<StoredParts, 'snapshot
   return snapshot ? [...snapshot, ...entries] : entries;
 }
 
+/** Applies `updates` to `doc` in order, in one transaction with `origin`. */
+function applyInOne(doc: Y.Doc, updates: readonly Uint8Array[], origin: unknown): void {
+  doc.transact(() => updates.forEach((u) => Y.applyUpdate(doc, u)), origin);
+}
+
 export class PartsReader {
   /** Log entries skipped at load because they no longer decode (disk corruption). */
   corruptEntriesSkipped = 0;
@@ -50,7 +55,7 @@ export class PartsReader {
   async applyStored(doc: Y.Doc, parts: StoredParts, origin: unknown, between?: () => Promise<void>): Promise<boolean> {
     const all = storedUpdates(parts);
     if (all.length === 0) return false;
-    const apply = (into: Y.Doc, list: Uint8Array[]) => into.transact(() => list.forEach((u) => Y.applyUpdate(into, u)), origin);
+    const apply = (into: Y.Doc, list: Uint8Array[]) => applyInOne(into, list, origin);
     try {
       const cut = between && parts.snapshot && parts.snapshot.length > 1 ? parts.snapshot.length - 1 : 0;
       for (let i = 0; i < cut; i++) {
@@ -85,7 +90,7 @@ export class PartsReader {
     const docOf = (list: Uint8Array[]) => {
       const doc = new Y.Doc();
       try {
-        doc.transact(() => list.forEach((u) => Y.applyUpdate(doc, u)), origin ?? null);
+        applyInOne(doc, list, origin ?? null);
         return doc;
       } catch (e) {
         doc.destroy();
