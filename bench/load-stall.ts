@@ -22,24 +22,21 @@
  * both servers store in Postgres — a cluster started here, a database each — as several nodes do.)
  */
 import os from 'node:os';
-import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { loadConfig } from '@plexus/server/config';
-import { startServer, type PlexusServer } from '@plexus/server/app';
-import { createCell, insertCellText, cellSource, getCell, listCells, userOrigin } from '@plexus/shared';
-import { hocuspocusClient, tmpDir, waitFor } from '@plexus/testkit';
-import { startPostgres } from '@plexus/testkit/postgres';
+import type { PlexusServer } from '@plexus/server/app';
+import { createCell, listCells, userOrigin } from '@plexus/shared';
+import { hocuspocusClient, waitFor } from '@plexus/testkit';
 import * as Y from 'yjs';
 import { unpackStateParts } from '@plexus/shared/state-parts';
 import { fillNotebook } from './fixtures.ts';
+import { answerTypist, arg, startNode, storageFromArgs, type TypistMsg } from './elsewhere.ts';
 import { fmt, machine, median, pct, printTable } from './lib.ts';
 
-type Msg = { type: 'start'; url: string; id: string; token: string } | { type: 'stop' } | { type: 'open'; url: string; id: string; token: string };
+type Msg = TypistMsg | { type: 'open'; url: string; id: string; token: string };
 
 if (!isMainThread) {
   const role = workerData.role as 'typist' | 'opener';
-  let stop: (() => Promise<number[]>) | null = null;
   parentPort!.on('message', async (m: Msg) => {
     if (m.type === 'open') {
       // The opener, as a browser opens a workspace (bench/state-from-idle.ts): the first screen and
@@ -60,48 +57,16 @@ if (!isMainThread) {
       const cells = listCells(c.doc).length;
       c.destroy();
       parentPort!.postMessage({ ms, cells });
-    } else if (m.type === 'start' && role === 'typist') {
-      // The typist and the one who watches: a key every 20 ms at the end of one cell.
-      const a = hocuspocusClient(m.url, m.id, m.token);
-      const b = hocuspocusClient(m.url, m.id, m.token);
-      await Promise.all([a.synced, b.synced]);
-      const cell = listCells(a.doc)[0]!.id;
-      await waitFor(() => getCell(b.doc, cell) !== null, { message: 'the cell reached the watcher' });
-      const sent: number[] = [];
-      const seen: number[] = [];
-      const base = cellSource(getCell(b.doc, cell)!).length;
-      b.doc.on('afterTransaction', () => {
-        const n = cellSource(getCell(b.doc, cell)!).length - base;
-        while (seen.length < n) seen.push(performance.now());
-      });
-      const timer = setInterval(() => {
-        sent.push(performance.now());
-        insertCellText(a.doc, cell, cellSource(getCell(a.doc, cell)!).length, 'x', userOrigin('typist'));
-      }, 20);
-      stop = async () => {
-        clearInterval(timer);
-        await waitFor(() => seen.length >= sent.length, { timeout: 30_000, message: 'every key seen' });
-        a.destroy();
-        b.destroy();
-        return sent.map((t, i) => seen[i]! - t);
-      };
-      parentPort!.postMessage({ started: true });
-    } else if (m.type === 'stop' && stop) {
-      parentPort!.postMessage({ latencies: await stop() });
-      stop = null;
-    }
+    } else if (role === 'typist') await answerTypist(m as TypistMsg, (a) => parentPort!.postMessage(a));
   });
 } else {
-  const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
   const SIZES = arg('cells', '1000,10000').split(',').map(Number);
   const ROUNDS = Number(arg('rounds', '5'));
   const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 
   const SOCKET_ONLY = process.argv.includes('--socket-only');
   const PART_STRUCTS = arg('part-structs', '') ? Number(arg('part-structs', '')) : undefined;
-  const STORAGE = arg('storage', 'sqlite');
-  if (STORAGE !== 'sqlite' && STORAGE !== 'postgres') throw new Error(`--storage must be sqlite or postgres, got ${STORAGE}`);
-  const postgres = STORAGE === 'postgres' ? await startPostgres() : null;
+  const { storage: STORAGE, postgres } = await storageFromArgs();
   let databases = 0;
   const worker = (role: string) => new Worker(`import('tsx/esm/api').then((m) => (m.register(), import(${JSON.stringify(import.meta.url)})));`, { eval: true, workerData: { role, socketOnly: SOCKET_ONLY } });
   const typist = worker('typist');
@@ -114,22 +79,11 @@ if (!isMainThread) {
       w.once('message', resolve);
       w.postMessage(m);
     });
-  const start = async (partStructs: number | undefined) => {
-    const dir = tmpDir('plexus-bench-load-stall-');
-    return startServer(
-      loadConfig({ PLEXUS_LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv, {
-        port: 0,
-        host: '127.0.0.1',
-        dataDir: dir,
-        seedDemo: false,
-        kernel: false,
-        secret: 'bench-load-stall-secret-0123456789ab',
-        clientDir: path.join(dir, 'no-client'),
-        ...(partStructs === undefined ? {} : { snapshotPartStructs: partStructs }),
-        ...(postgres ? { databaseUrl: await postgres.createDatabase(`load_stall_${databases++}`) } : {}),
-      }),
-    );
-  };
+  const start = async (partStructs: number | undefined) =>
+    startNode('load-stall', {
+      ...(partStructs === undefined ? {} : { snapshotPartStructs: partStructs }),
+      ...(postgres ? { databaseUrl: await postgres.createDatabase(`load_stall_${databases++}`) } : {}),
+    });
   const servers: Array<{ name: string; server: PlexusServer }> = [
     { name: 'parts (now)', server: await start(PART_STRUCTS) },
     { name: 'whole (before)', server: await start(0) },
@@ -166,9 +120,10 @@ if (!isMainThread) {
           );
           results[i]!.parts = (await server.store.loadParts(id)).snapshot!.length;
           await ask(typist, { type: 'start', url: server.url, id: small[i]!, token: server.ownerToken });
+          // Enabled ahead: the monitor measures a pause from its last tick, and a pause before its first is lost.
+          delay.enable();
           await new Promise((resolve) => setTimeout(resolve, 300)); // typing before the open
           delay.reset();
-          delay.enable();
           const opened = await ask<{ ms: number; cells: number }>(opener, { type: 'open', url: server.url, id, token: server.ownerToken });
           delay.disable();
           await new Promise((resolve) => setTimeout(resolve, 100));

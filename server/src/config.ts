@@ -37,6 +37,12 @@ export interface ServerConfig {
    */
   snapshotPartStructs: number;
   /**
+   * Structs per part when a validation replica is built from a live document, a part per turn
+   * (collab/shadow.ts); 0 builds it in one turn, as before. Default `snapshotPartStructs` (no
+   * variable of its own: benchmarks set it to compare).
+   */
+  replicaPartStructs?: number;
+  /**
    * Accept ordinary updates by the pre-check, without a shadow replica (collab/shadow.ts); off
    * (`PLEXUS_UPDATE_PRECHECK=0`) every update is decided on a shadow kept for each open workspace,
    * as before: a switch for benchmarks and for ruling the pre-check out.

@@ -71,7 +71,9 @@ export const hpUpdate = (doc: string, update: Uint8Array) =>
   });
 
 /** Connects to /collab, authenticates for `doc` and resolves once the server says authenticated. */
-export async function rawHocuspocus(baseUrl: string, doc: string, token: string): Promise<RawClient> {
+export async function rawHocuspocus(baseUrl: string, doc: string, token: string, opts: { stateVector?: Uint8Array } = {}): Promise<RawClient> {
+  // The sync step 1 it sends: an empty state vector (the server answers with the whole document) unless given one.
+  const stateVector = opts.stateVector ?? new Uint8Array([0]);
   const ws = await open(baseUrl.replace(/^http/, 'ws') + '/collab');
   const closed = closedPromise(ws);
   const docCloses: string[] = [];
@@ -102,11 +104,11 @@ export async function rawHocuspocus(baseUrl: string, doc: string, token: string)
   // Ask for the document so the connection is fully established before crafted frames arrive.
   ws.send(hpFrame(doc, 0, (e) => {
     encoding.writeVarUint(e, 0);
-    encoding.writeVarUint8Array(e, new Uint8Array([0]));
+    encoding.writeVarUint8Array(e, stateVector);
   }));
   const rt = roundTrips(ws, () => hpFrame(doc, 0, (e) => {
     encoding.writeVarUint(e, 0);
-    encoding.writeVarUint8Array(e, new Uint8Array([0]));
+    encoding.writeVarUint8Array(e, stateVector);
   }), (data) => {
     const d = decoding.createDecoder(data);
     decoding.readVarString(d);

@@ -26,7 +26,7 @@ import type { Logger } from '../log.ts';
 import { FencedError, WorkspaceNotFoundError, type Awaitable, type StoredParts, type WorkspaceStorage } from '../store/storage.ts';
 import { storedUpdates } from '../store/parts.ts';
 import { ProtocolError, closeIfTransient } from './errors.ts';
-import { ShadowValidator } from './shadow.ts';
+import { ShadowValidator, type ValidationStats } from './shadow.ts';
 import { diagnose } from './recovery.ts';
 import { documentHasUpdate } from './update-known.ts';
 import { PushedTimeout } from './pushed-timers.ts';
@@ -67,6 +67,8 @@ export interface PersistenceOptions {
   retryMs?: number;
   /** Let the pre-check accept updates without a shadow replica (default true; shadow.ts). */
   precheck?: boolean;
+  /** Structs per part when a shadow replica is built from the live document a part per turn (default: the snapshots' PART_STRUCTS; shadow.ts). */
+  replicaPartStructs?: number;
 }
 
 export class DurablePersistence implements Extension {
@@ -77,9 +79,11 @@ export class DurablePersistence implements Extension {
   private readonly deleted = new Set<string>();
   /** Workspaces another node took over (fenced off): nothing more of them is stored from here. */
   private readonly fenced = new Set<string>();
-  private readonly shadows = new ShadowValidator();
+  private readonly shadows: ShadowValidator;
   /** How incoming updates were decided: by the pre-check or on a shadow replica (shadow.ts). */
-  readonly validation = this.shadows.stats;
+  get validation(): ValidationStats {
+    return this.shadows.stats;
+  }
   /** Whether a shadow replica of `ws` is held now. */
   hasShadow(ws: string): boolean {
     return this.shadows.hasShadow(ws);
@@ -129,7 +133,9 @@ export class DurablePersistence implements Extension {
     private readonly store: WorkspaceStorage,
     private readonly log: Logger,
     private readonly opts: PersistenceOptions,
-  ) {}
+  ) {
+    this.shadows = new ShadowValidator(opts.replicaPartStructs);
+  }
 
   async onLoadDocument({ documentName, document, requestHeaders }: onLoadDocumentPayload): Promise<void> {
     const started = performance.now();
@@ -299,19 +305,20 @@ export class DurablePersistence implements Extension {
     if (this.deleted.has(ws)) throw new ProtocolError(CloseCodes.NotFound, ws);
     if (this.fenced.has(ws)) throw new ProtocolError(CloseCodes.WorkspaceMoved, ws);
     if (isEmptyUpdate(update)) return; // e.g. the sync step 2 of a client with nothing new
-    // The validation replica is still being built from a load's parts: check once it is, in the
-    // order updates came — against the same loaded document. One unloaded meanwhile (its sender
-    // gone) has no replica to check against any more: the update is refused, never logged unchecked.
-    const building = this.shadows.building(ws);
-    if (building) {
+    const decided = this.shadows.check(ws, update, writer);
+    // The validation replica is being built, a part per turn (from a load's parts, or from the
+    // live document): check once it is, in the order updates came — against the same loaded
+    // document. One unloaded meanwhile (its sender gone) has no replica to check against any more:
+    // the update is refused, never logged unchecked.
+    if (decided instanceof Promise) {
       const loaded = this.docs.get(ws);
-      return building.then(() => {
+      return decided.then(() => {
         if (this.docs.get(ws) !== loaded) throw new ProtocolError(CloseCodes.LoadFailed, `${ws} was unloaded while the update waited for its check`);
         return this.appendIncoming(ws, update, writer);
       });
     }
     // Nothing new: what the document has is stored or on its way there; a repeat adds nothing to keep.
-    if (!this.shadows.check(ws, update, writer)) return;
+    if (!decided) return;
     let appended: Awaitable<number>;
     try {
       appended = this.store.append(ws, update);

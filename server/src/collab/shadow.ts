@@ -32,13 +32,26 @@
  * append resolves, so the next one may depend on one the live document does not have yet: there
  * the shadow is kept all the time and every update goes through it, as it holds them all. For a
  * document loaded from a snapshot stored in parts it is built from those parts, a part per turn of
- * the event loop, while updates wait for it (`attach` with `stored`, `building`).
+ * the event loop, while updates wait for it (`attach` with `stored`).
+ *
+ * A shadow of a large document is never built in one turn: applying a 10,000-cell document's
+ * whole state held the event loop — every workspace of the node — for 0.4–0.6 s, and it happened
+ * for any update the pre-check could not decide (two people writing one map key at once) and after
+ * every refusal (a hostile or broken client, reconnecting and sending its update again, could
+ * stall the node once a second). It is cut from the live document into parts a step per turn
+ * (split-state.mjs `cutDocInSteps`: each part written from the document as it is when it is
+ * applied, so edits meanwhile lose nothing) and applied a part per turn; the update that asked for
+ * it waits (`check` returns a promise: ask again), and so does every update that needs it
+ * meanwhile, while updates the pre-check accepts go on and are mirrored into it. At the end it
+ * must hold what the live document holds, or it is built again at once. A document of one part is
+ * built at once, as before.
  * Effects: keeps replicas in memory while they are needed.
  */
 import * as Y from 'yjs';
 import { CloseCodes, checkTransaction, decodeForPrecheck, precheckUpdate, type DecodedUpdate, type Violation, type Writer } from '@plexus/shared';
 import { ProtocolError } from './errors.ts';
 import { documentHasUpdate } from './update-known.ts';
+import { PART_STRUCTS, cutDocInSteps } from '../store/split-state.mjs';
 
 /** Accepted updates after the shadow's last use during which it is kept (and mirrored) before it is dropped. */
 export const KEEP_SHADOW = 256;
@@ -69,11 +82,20 @@ interface Entry {
   /** Accepted updates left before an unused shadow is dropped. */
   keep: number;
   /**
-   * While the shadow is built from a load's stored parts, a turn of the event loop per part
-   * (`attach` with `stored`): resolves once it holds what the live document holds (or the build
-   * was given up: `check` then builds it at once). Null otherwise.
+   * While the shadow is built a part per turn of the event loop (from a load's stored parts,
+   * `attach` with `stored`, or cut from the live document, `buildFor`): resolves once it holds
+   * what the live document holds (or the build was given up: it is then built again). Null otherwise.
    */
   building: Promise<void> | null;
+  /** The last build in parts was given up: the next one is built at once. */
+  gaveUp: boolean;
+  /**
+   * Every update the live document gets is mirrored, checked here or not: from the start of a build
+   * until a turn after its end. Updates accepted before or while it is built (by the pre-check, or
+   * re-checked together when a build ends) may reach the live document only then; mirrored again
+   * when the shadow has them already, they change nothing.
+   */
+  mirrorAll: boolean;
 }
 
 export class ShadowValidator {
@@ -93,8 +115,10 @@ export class ShadowValidator {
       precheck,
       keep: 0,
       building: null,
+      gaveUp: false,
+      mirrorAll: false,
       mirror: (u, origin) => {
-        if (!entry.shadow || validated(origin)) return;
+        if (!entry.shadow || (validated(origin) && !entry.mirrorAll)) return;
         try {
           Y.applyUpdate(entry.shadow, u, SHADOW);
         } catch {
@@ -110,42 +134,77 @@ export class ShadowValidator {
     // of the whole state in one turn (10,000 cells: about a second during which the node relays
     // nothing, speed issue gap 1). It exists from now on, so that whatever the live document gets
     // meanwhile is mirrored into it (waiting in Yjs' pending queue for the parts it builds on).
-    if (!precheck && stored && stored.length > 1) {
-      entry.shadow = new Y.Doc({ gc: live.gc, guid: live.guid });
-      const build: Promise<void> = this.buildInTurns(entry, entry.shadow, stored).finally(() => {
-        if (entry.building === build) entry.building = null;
-      });
-      entry.building = build;
-    }
+    if (!precheck && stored && stored.length > 1) this.startBuild(entry, stored);
   }
 
-  /** Builds the shadow now where every update needs it (right after load, off the first keystroke's path). */
-  prepare(name: string): void {
-    const e = this.entries.get(name);
-    if (e && !e.shadow && !e.precheck) e.shadow = this.build(e.live);
+  /** Parts of this many structs when a shadow is cut from the live document (the stores' snapshot parts, split-state.mjs). */
+  constructor(private readonly partStructs = PART_STRUCTS) {}
+
+  /** Builds `e`'s shadow from `parts`, a part (or a step of cutting one, null) per turn (`building` until it is done). */
+  private startBuild(e: Entry, parts: Iterable<Uint8Array | null> | Iterator<Uint8Array | null, void>): Promise<void> {
+    e.shadow = new Y.Doc({ gc: e.live.gc, guid: e.live.guid });
+    e.mirrorAll = true;
+    const build: Promise<void> = this.buildInTurns(e, e.shadow, parts).finally(() => {
+      if (e.building !== build) return;
+      e.building = null;
+      e.keep = KEEP_SHADOW;
+      this.settle(e);
+    });
+    e.building = build;
+    return build;
+  }
+
+  /** Mirrors every update for one more turn after a build (`mirrorAll`), unless another starts. */
+  private settle(e: Entry): void {
+    setImmediate(() => {
+      if (!e.building) e.mirrorAll = false;
+    });
   }
 
   /**
-   * While the shadow of `name` is being built from stored parts: a promise that resolves when it
-   * is ready. Updates to check wait for it (in the order they came), then `check`.
+   * Makes sure `e` has a shadow: built at once when the live document is one part, else started a
+   * part per turn from the live document cut into parts; then the promise that it is ready.
    */
-  building(name: string): Promise<void> | null {
-    return this.entries.get(name)?.building ?? null;
+  private buildFor(e: Entry): Promise<void> | null {
+    if (e.shadow) return e.building;
+    // After a build in parts was given up, the next is built at once (nothing can keep failing).
+    const parts = e.gaveUp ? null : cutDocInSteps(e.live, this.partStructs);
+    e.gaveUp = false;
+    if (!parts) {
+      e.shadow = this.build(e.live);
+      e.mirrorAll = true;
+      this.settle(e);
+      return null;
+    }
+    return this.startBuild(e, parts);
   }
 
-  private async buildInTurns(e: Entry, shadow: Y.Doc, stored: readonly Uint8Array[]): Promise<void> {
+  /** Builds the shadow where every update needs it (right after load, off the first keystroke's path; a large document a part per turn). */
+  prepare(name: string): void {
+    const e = this.entries.get(name);
+    if (e && !e.shadow && !e.precheck) void this.buildFor(e);
+  }
+
+  private async buildInTurns(e: Entry, shadow: Y.Doc, source: Iterable<Uint8Array | null> | Iterator<Uint8Array | null, void>): Promise<void> {
     this.stats.shadowsBuilt++;
+    const parts = Symbol.iterator in source ? source[Symbol.iterator]() : source;
     try {
-      for (const part of stored) {
+      for (;;) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         if (e.shadow !== shadow) return; // dropped, invalidated or detached meanwhile
-        Y.applyUpdate(shadow, part, SHADOW);
+        // The next part: stored, or cut from the live document now (a step of cutting it: null).
+        const next = parts.next();
+        if (next.done) break;
+        if (next.value) Y.applyUpdate(shadow, next.value, SHADOW);
       }
       // It holds what the live document holds: the parts it was loaded from and every change
       // mirrored since. Anything else (a part that no longer applies here) gives it up.
       if (shadow.store.pendingStructs || shadow.store.pendingDs || !sameStateVector(shadow, e.live)) throw new Error('the shadow built from stored parts differs from the live document');
     } catch {
-      if (e.shadow === shadow) e.shadow = null; // built from the live document on next use
+      if (e.shadow === shadow) {
+        e.shadow = null; // built from the live document on next use, at once
+        e.gaveUp = true;
+      }
       shadow.destroy();
     }
   }
@@ -167,25 +226,25 @@ export class ShadowValidator {
    * ProtocolError (MalformedMessage, SchemaViolation) if not. Call before logging and applying it
    * to the live document. False when it brings nothing new: there is nothing to log then (and a
    * repeat whose contents differ from what the document holds under those ids, which Yjs skips,
-   * is not kept either).
+   * is not kept either). A promise when it needs the shadow and that is being built a part per
+   * turn (it started now, or `building` was not waited for): ask again once it resolves.
    */
-  check(name: string, update: Uint8Array, writer: Writer): boolean {
+  check(name: string, update: Uint8Array, writer: Writer): boolean | Promise<void> {
     const e = this.entries.get(name);
     if (!e) return true;
     if (e.precheck && this.prechecked(e, update, writer)) return true;
-    if (this.nothingNew(e.live, update)) {
+    // Nothing new to the live document — or, with synchronous appends, to a shadow that has it all
+    // (it holds only accepted updates, already logged then: the same update sent twice while a build
+    // made both wait is logged once).
+    if (this.nothingNew(e.live, update) || (e.precheck && e.shadow && !e.building && this.nothingNew(e.shadow, update))) {
       this.stats.known++;
       return false;
     }
+    const ready = this.buildFor(e);
+    if (ready) return ready;
     this.stats.shadow++;
-    // Asked before the build in parts is over (callers wait for `building` first): build it now.
-    if (e.building) {
-      this.drop(e);
-      e.building = null;
-    }
-    if (!e.shadow) e.shadow = this.build(e.live);
     e.keep = KEEP_SHADOW;
-    const shadow = e.shadow;
+    const shadow = e.shadow!;
     let violations: Violation[] = [];
     const onTransaction = (tr: Y.Transaction) => {
       if (tr.origin === SHADOW) violations = violations.concat(checkTransaction(tr, writer));
@@ -230,10 +289,12 @@ export class ShadowValidator {
     if (!precheckUpdate(e.live, decoded, writer).ok) return false;
     this.stats.precheck++;
     if (e.shadow) {
-      if (--e.keep <= 0) this.drop(e);
+      if (!e.building && --e.keep <= 0) this.drop(e);
       else {
         try {
-          Y.applyUpdate(e.shadow, update, SHADOW); // the live document's copy is not mirrored (validated)
+          // The live document's copy is not mirrored (validated) — except while the shadow is
+          // built, when this apply may wait in its pending queue and the mirrored one is a no-op.
+          Y.applyUpdate(e.shadow, update, SHADOW);
         } catch {
           this.drop(e);
         }
@@ -247,9 +308,14 @@ export class ShadowValidator {
     e.shadow = null;
   }
 
-  /** The shadow may be ahead of the live document (an update validated but then not applied). */
+  /**
+   * The shadow may be ahead of the live document (an update validated but then not applied). Not a
+   * shadow being built where nothing but the live document's own updates goes into it (no
+   * pre-check: updates wait for it): the update was checked on the one before.
+   */
   invalidate(name: string): void {
     const e = this.entries.get(name);
+    if (e?.building && !e.precheck) return;
     if (e?.shadow) {
       e.shadow.destroy();
       e.shadow = null;

@@ -14,9 +14,9 @@ import type { afterLoadDocumentPayload, afterUnloadDocumentPayload, onLoadDocume
 import { DurablePersistence } from '../../src/collab/persistence.ts';
 import { createLogger } from '../../src/log.ts';
 import { WorkspaceStore } from '../../src/store/workspace-store.ts';
-import { storableState } from '../../src/store/split-state.mjs';
+import { splitDoc, storableState } from '../../src/store/split-state.mjs';
 import { keystrokes } from '../fixtures/keystrokes.ts';
-import { cellSource, createCell, getCell, insertCellText, listCells, serverOrigin, userOrigin } from '@plexus/shared';
+import { cellSource, createCell, getCell, insertCellText, listCells, roots, serverOrigin, userOrigin, type Writer } from '@plexus/shared';
 
 function stored(): { store: WorkspaceStore; persistence: DurablePersistence; doc: Y.Doc; parts: number } {
   const store = new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-load-parts-')), 'p.db'));
@@ -220,5 +220,151 @@ describe('the validation replica of a workspace loaded in parts', () => {
       expect(store.loadParts('w').entries).toHaveLength(logged);
       store.close();
     }
+  });
+});
+
+describe('a validation replica cut from the live document', () => {
+  // Where the pre-check decides most updates (synchronous appends: SQLite), a replica is built only
+  // for what it cannot decide and for refusals. For a document of more than one part it is cut
+  // from the live document and built a part per turn — not one encode and apply of the whole
+  // document in one turn, which held every workspace of the node (10,000 cells: 0.4–0.6 s, once
+  // per refused update). The update that needs it waits; what the pre-check accepts goes on.
+  const CONNECTION = { source: 'connection' }; // as Hocuspocus applies a connection's update (already logged)
+  const loaded = async () => {
+    const { store, cells } = notebookStored(0);
+    const persistence = new DurablePersistence(store, createLogger('silent'), { compactEvery: 1_000_000, compactIdleMs: 3_600_000, replicaPartStructs: 40 });
+    const live = new Y.Doc();
+    await load(persistence, live);
+    await persistence.afterLoadDocument({ documentName: 'w', document: live } as unknown as afterLoadDocumentPayload);
+    await new Promise((resolve) => setImmediate(resolve)); // after the load's own turn (prepare: nothing to build here)
+    return { store, persistence, cells, live, parts: splitDoc(live, 40)!.length };
+  };
+  /** Accepted and logged: applied to the live document as Hocuspocus then does. */
+  const deliver = async (persistence: DurablePersistence, live: Y.Doc, update: Uint8Array, from: Writer = 'person') => {
+    await persistence.appendIncoming('w', update, from);
+    Y.applyUpdate(live, update, CONNECTION);
+  };
+  const copyOf = (doc: Y.Doc) => {
+    const d = new Y.Doc();
+    Y.applyUpdate(d, Y.encodeStateAsUpdate(doc));
+    return d;
+  };
+  const change = (doc: Y.Doc, edit: (d: Y.Doc) => void) => {
+    const before = Y.encodeStateVector(doc);
+    edit(doc);
+    return Y.encodeStateAsUpdate(doc, before);
+  };
+  const turnsUntil = async (p: Promise<unknown>) => {
+    let done = false;
+    let turns = 0;
+    const settled = p.then(() => (done = true), () => (done = true));
+    while (!done) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!done) turns++;
+    }
+    await settled;
+    return turns;
+  };
+  const rename = (cell: string, name: string) => (d: Y.Doc) => d.transact(() => roots(d).cells.get(cell)!.set('name', name), userOrigin('x'));
+
+  it('two people renaming one cell at once: the second waits for a replica built a part per turn; the pre-check\'s updates go on meanwhile, and the replica holds them', async () => {
+    const { store, persistence, cells, live, parts } = await loaded();
+    expect(parts).toBeGreaterThan(5);
+    const [bob, carol] = [copyOf(live), copyOf(live)];
+    const first = change(bob, rename(cells[0]!, 'bob'));
+    const second = change(carol, rename(cells[0]!, 'carol'));
+    await deliver(persistence, live, first); // the pre-check's
+    const waiting = persistence.appendIncoming('w', second, 'person');
+    expect(waiting).toBeInstanceOf(Promise);
+    // Dave types while the replica is built: the pre-check accepts it at once.
+    const dave = copyOf(live);
+    const typed = change(dave, (d) => insertCellText(d, cells[1]!, 0, 'd', userOrigin('dave')));
+    expect(persistence.appendIncoming('w', typed, 'person')).toBeUndefined();
+    Y.applyUpdate(live, typed, CONNECTION);
+    const turns = await turnsUntil(waiting as Promise<void>);
+    Y.applyUpdate(live, second, CONNECTION);
+    expect(turns).toBeGreaterThanOrEqual(parts - 1);
+    expect(persistence.validation.shadowsBuilt).toBe(1);
+    expect(persistence.hasShadow('w')).toBe(true);
+    // Logged in the order decided: bob's, dave's, then carol's after the build.
+    const logged = store.loadParts('w').entries;
+    const at = (u: Uint8Array) => logged.findIndex((e) => e.length === u.length && e.every((b, i) => b === u[i]));
+    expect([at(first), at(typed), at(second)]).toEqual([at(first), at(first) + 1, at(first) + 2]);
+    // The replica holds dave's typing: an update building on it and renaming a cell at the same
+    // time as grace (so decided on the replica — at once now) is accepted; without dave's typing
+    // it would be refused as depending on changes the server does not have.
+    const [grace, frank] = [copyOf(live), copyOf(live)];
+    await deliver(persistence, live, change(grace, rename(cells[2]!, 'grace')));
+    const next = change(frank, (d) => {
+      rename(cells[2]!, 'frank')(d);
+      insertCellText(d, cells[1]!, 1, 'f', userOrigin('frank'));
+    });
+    const shadowBefore = persistence.validation.shadow;
+    expect(persistence.appendIncoming('w', next, 'person')).toBeUndefined();
+    expect(persistence.validation.shadow).toBe(shadowBefore + 1);
+    expect(persistence.validation.shadowsBuilt).toBe(1);
+    store.close();
+  });
+
+  it('an update that breaks the schema is refused after a replica built a part per turn, each time it is sent; nothing is logged', async () => {
+    const { store, persistence, live, parts } = await loaded();
+    const logged = store.loadParts('w').entries.length;
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const bad = change(copyOf(live), (d) => d.getMap('not-a-root').set('x', attempt));
+      const refused = persistence.appendIncoming('w', bad, 'person');
+      expect(refused).toBeInstanceOf(Promise);
+      const outcome = (refused as Promise<void>).then(() => 'logged', (e: unknown) => e);
+      expect(await turnsUntil(outcome)).toBeGreaterThanOrEqual(parts - 1);
+      expect(await outcome).toMatchObject({ code: 4423 });
+      expect(persistence.validation.shadowsBuilt).toBe(attempt);
+      expect(persistence.hasShadow('w')).toBe(false); // dropped with what the refused update did to it
+    }
+    expect(store.loadParts('w').entries).toHaveLength(logged);
+    store.close();
+  });
+
+  it('an update the pre-check accepted just before the build began, and applied only during it, reaches the replica', async () => {
+    const { store, persistence, cells, live } = await loaded();
+    // Accepted and logged, but not applied to the live document yet (Hocuspocus applies it a few
+    // microtasks later) when the next update starts a build from the live document.
+    const [bob, carol] = [copyOf(live), copyOf(live)];
+    const typed = change(copyOf(live), (d) => insertCellText(d, cells[1]!, 0, 'a', userOrigin('alice')));
+    expect(persistence.appendIncoming('w', typed, 'person')).toBeUndefined();
+    await deliver(persistence, live, change(bob, rename(cells[0]!, 'bob')));
+    const waiting = persistence.appendIncoming('w', change(carol, rename(cells[0]!, 'carol')), 'person');
+    expect(waiting).toBeInstanceOf(Promise);
+    await new Promise((resolve) => setImmediate(resolve)); // the build has noted the live document's structs
+    Y.applyUpdate(live, typed, CONNECTION); // checked already: mirrored only because a build is on
+    await waiting;
+    // Built once: it held what the live document holds (else given up and built again at once).
+    expect(persistence.validation.shadowsBuilt).toBe(1);
+    expect(persistence.hasShadow('w')).toBe(true);
+    store.close();
+  });
+
+  it('the same update sent twice while a build made both wait is logged once', async () => {
+    const { store, persistence, cells, live } = await loaded();
+    const [bob, carol] = [copyOf(live), copyOf(live)];
+    await deliver(persistence, live, change(bob, rename(cells[0]!, 'bob')));
+    const concurrent = change(carol, rename(cells[0]!, 'carol'));
+    const logged = store.loadParts('w').entries.length;
+    const twice = [persistence.appendIncoming('w', concurrent, 'person'), persistence.appendIncoming('w', concurrent, 'person')];
+    expect(twice.every((c) => c instanceof Promise)).toBe(true);
+    await Promise.all(twice);
+    expect(store.loadParts('w').entries).toHaveLength(logged + 1);
+    store.close();
+  });
+
+  it('a document of one part is still checked at once', async () => {
+    const { store, cells } = notebookStored(0);
+    const persistence = new DurablePersistence(store, createLogger('silent'), { compactEvery: 1_000_000, compactIdleMs: 3_600_000, replicaPartStructs: 100_000 });
+    const live = new Y.Doc();
+    await load(persistence, live);
+    await persistence.afterLoadDocument({ documentName: 'w', document: live } as unknown as afterLoadDocumentPayload);
+    const [bob, carol] = [copyOf(live), copyOf(live)];
+    await deliver(persistence, live, change(bob, rename(cells[0]!, 'bob')));
+    expect(persistence.appendIncoming('w', change(carol, rename(cells[0]!, 'carol')), 'person')).toBeUndefined();
+    expect(() => persistence.appendIncoming('w', change(copyOf(live), (d) => d.getMap('not-a-root').set('x', 1)), 'person')).toThrow(expect.objectContaining({ code: 4423 }));
+    store.close();
   });
 });

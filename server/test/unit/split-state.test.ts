@@ -2,8 +2,33 @@ import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { mulberry32 } from '@plexus/shared';
 import { isStateParts, packStateParts, unpackStateParts } from '@plexus/shared/state-parts';
-import { splitDoc, splitUpdate, storableState } from '../../src/store/split-state.mjs';
+import { cutDocInSteps, splitDoc, splitUpdate, storableState } from '../../src/store/split-state.mjs';
 import { foldToStorable, foldUpdates } from '../../src/store/log-compaction.mjs';
+
+/** One random edit of `d` (step `s`): typing, cutting, cells inserted, deleted, outputs and title changed. */
+function randomEdit(d: Y.Doc, rnd: () => number, s: number): void {
+  const pick = (n: number) => Math.floor(rnd() * n);
+  const cells = d.getArray<Y.Map<unknown>>('cells');
+  const r = rnd();
+  if (r < 0.2 || cells.length === 0) {
+    const cell = new Y.Map<unknown>();
+    const src = new Y.Text();
+    src.insert(0, `cell ${s} `.repeat(1 + pick(3)));
+    cell.set('source', src);
+    cell.set('kind', pick(2) ? 'code' : 'markdown');
+    cells.insert(pick(cells.length + 1), [cell]);
+  } else if (r < 0.6) {
+    const src = cells.get(pick(cells.length))!.get('source') as Y.Text;
+    if (pick(4) === 0 && src.length > 2) src.delete(pick(src.length - 1), 1 + pick(Math.min(5, src.length - 1)));
+    else src.insert(pick(src.length + 1), String.fromCharCode(97 + pick(26)).repeat(1 + pick(4)));
+  } else if (r < 0.7 && cells.length > 1) {
+    cells.delete(pick(cells.length), 1);
+  } else if (r < 0.85) {
+    cells.get(pick(cells.length))!.set('output', { n: s, text: `out ${s}` });
+  } else {
+    d.getText('title').insert(pick(d.getText('title').length + 1), `${s}`);
+  }
+}
 
 /**
  * A document edited by `peers` people at once (their copies synced now and then, in random order):
@@ -21,26 +46,7 @@ function livedIn(seed: number, peers: number, steps: number): Y.Doc {
   const sync = (a: Y.Doc, b: Y.Doc) => Y.applyUpdate(b, Y.encodeStateAsUpdate(a, Y.encodeStateVector(b)));
   for (let s = 0; s < steps; s++) {
     const d = docs[pick(peers)]!;
-    const cells = d.getArray<Y.Map<unknown>>('cells');
-    const r = rnd();
-    if (r < 0.2 || cells.length === 0) {
-      const cell = new Y.Map<unknown>();
-      const src = new Y.Text();
-      src.insert(0, `cell ${s} `.repeat(1 + pick(3)));
-      cell.set('source', src);
-      cell.set('kind', pick(2) ? 'code' : 'markdown');
-      cells.insert(pick(cells.length + 1), [cell]);
-    } else if (r < 0.6) {
-      const src = cells.get(pick(cells.length))!.get('source') as Y.Text;
-      if (pick(4) === 0 && src.length > 2) src.delete(pick(src.length - 1), 1 + pick(Math.min(5, src.length - 1)));
-      else src.insert(pick(src.length + 1), String.fromCharCode(97 + pick(26)).repeat(1 + pick(4)));
-    } else if (r < 0.7 && cells.length > 1) {
-      cells.delete(pick(cells.length), 1);
-    } else if (r < 0.85) {
-      cells.get(pick(cells.length))!.set('output', { n: s, text: `out ${s}` });
-    } else {
-      d.getText('title').insert(pick(d.getText('title').length + 1), `${s}`);
-    }
+    randomEdit(d, rnd, s);
     if (pick(5) === 0) sync(d, docs[pick(peers)]!);
   }
   for (const a of docs) for (const b of docs) if (a !== b) sync(a, b);
@@ -129,6 +135,72 @@ describe('a large state cut into parts that apply one after another', () => {
     Y.applyUpdate(pending, updates[20]!);
     expect(pending.store.pendingStructs).not.toBeNull();
     expect(splitDoc(pending, 1)).toBeNull();
+  });
+
+  it('a document cut a step at a time while it is edited: the parts and every update made meanwhile make the same document (several seeds and sizes)', () => {
+    // As a validation replica is built from a live document (collab/shadow.ts): the steps run a
+    // turn apart, people type into the document meanwhile — splitting items the cut has noted,
+    // deleting (collected) content, adding cells — and every update of the document goes to the
+    // replica too, before the parts it builds on have arrived.
+    let splitsMeanwhile = 0;
+    for (const [seed, peers, steps, per, editsPerStep] of [
+      [21, 3, 900, 40, 2],
+      [22, 6, 2000, 60, 1],
+      [23, 4, 1500, 15, 3],
+      [24, 2, 600, 200, 20],
+    ] as const) {
+      const live = livedIn(seed, peers, steps);
+      const other = new Y.Doc(); // someone editing elsewhere, synced into the live document
+      Y.applyUpdate(other, Y.encodeStateAsUpdate(live));
+      const rnd = mulberry32(seed * 7);
+      const replica = new Y.Doc();
+      live.on('update', (u: Uint8Array) => Y.applyUpdate(replica, u));
+      const structsBefore = () => [...live.store.clients.values()].reduce((n, l) => n + l.length, 0);
+      const cut = cutDocInSteps(live, per)!;
+      let parts = 0;
+      for (let step = cut.next(), k = 0; !step.done; step = cut.next(), k++) {
+        if (step.value) {
+          Y.applyUpdate(replica, step.value);
+          parts++;
+        }
+        for (let e = 0; e < editsPerStep; e++) {
+          const n = structsBefore();
+          if (rnd() < 0.5) randomEdit(live, rnd, 10_000 + k);
+          else {
+            const sv = Y.encodeStateVector(other);
+            Y.applyUpdate(other, Y.encodeStateAsUpdate(live, sv));
+            randomEdit(other, rnd, 20_000 + k);
+            Y.applyUpdate(live, Y.encodeStateAsUpdate(other, Y.encodeStateVector(live)));
+          }
+          if (structsBefore() > n + 1) splitsMeanwhile++;
+        }
+      }
+      expect(parts).toBeGreaterThan(1);
+      expect(replica.store.pendingStructs).toBeNull();
+      expect(replica.store.pendingDs).toBeNull();
+      expectSame(replica, live);
+    }
+    expect(splitsMeanwhile).toBeGreaterThan(20);
+    expect(cutDocInSteps(livedIn(13, 2, 50), 1_000_000)).toBeNull();
+  });
+
+  it('an item split right after the first step is written whole: its tail too', () => {
+    // The last struct of a client ends a run: typing inside it right after the structs were noted
+    // splits it. Its clocks and lengths are noted with it, so the split-off tail is written too.
+    const live = new Y.Doc();
+    const text = live.getText('t');
+    for (let i = 0; i < 100; i++) text.insert(0, String.fromCharCode(97 + (i % 26))); // one struct each (prepended: not merged)
+    text.insert(text.length, 'hello');
+    const replica = new Y.Doc();
+    live.on('update', (u: Uint8Array) => Y.applyUpdate(replica, u));
+    const cut = cutDocInSteps(live, 40)!;
+    const first = cut.next();
+    if (first.value) Y.applyUpdate(replica, first.value);
+    text.insert(text.length - 2, 'X');
+    for (let step = cut.next(); !step.done; step = cut.next()) if (step.value) Y.applyUpdate(replica, step.value);
+    expect(replica.store.pendingStructs).toBeNull();
+    expectSame(replica, live);
+    expect(replica.getText('t').toString()).toBe(text.toString());
   });
 
   it('the deletions go with the last part', () => {
