@@ -17,15 +17,20 @@
  * workspace opens — p50, p99, max, and how many took over 50 ms — the longest pause of the server's
  * event loop then (`monitorEventLoopDelay`), and the opener's time to a synced document.
  *
- *   node --import tsx bench/load-stall.ts [--cells=1000,10000] [--rounds=5] [--socket-only] [--part-structs=N] [--storage=postgres]
+ *   node --import tsx bench/load-stall.ts [--cells=1000,10000] [--rounds=5] [--socket-only] [--part-structs=N] [--storage=postgres] [--unchecked]
  * (`--part-structs`: the parts server's `snapshotPartStructs`, default as shipped; `--storage=postgres`:
- * both servers store in Postgres — a cluster started here, a database each — as several nodes do.)
+ * both servers store in Postgres — a cluster started here, a database each — as several nodes do;
+ * `--unchecked`: each round the large workspace has a log entry on top of its snapshot, so its load
+ * checks the document against the schema, as the first load after a restart does, and the state
+ * the opener fetches is encoded from the loaded document (no checked snapshot alone to send) — and
+ * a third server, `parts, check and state in one turn` (`loadCheckStep: 0`, `openingPartStructs: 0`),
+ * does both in one turn, as before; `whole` then does too.)
  */
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { PlexusServer } from '@plexus/server/app';
-import { createCell, listCells, userOrigin } from '@plexus/shared';
+import { createCell, insertCellText, listCells, userOrigin } from '@plexus/shared';
 import { hocuspocusClient, waitFor } from '@plexus/testkit';
 import * as Y from 'yjs';
 import { unpackStateParts } from '@plexus/shared/state-parts';
@@ -65,6 +70,7 @@ if (!isMainThread) {
   const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 
   const SOCKET_ONLY = process.argv.includes('--socket-only');
+  const UNCHECKED = process.argv.includes('--unchecked');
   const PART_STRUCTS = arg('part-structs', '') ? Number(arg('part-structs', '')) : undefined;
   const { storage: STORAGE, postgres } = await storageFromArgs();
   let databases = 0;
@@ -79,14 +85,16 @@ if (!isMainThread) {
       w.once('message', resolve);
       w.postMessage(m);
     });
-  const start = async (partStructs: number | undefined) =>
+  const start = async (partStructs: number | undefined, inOneTurn = false) =>
     startNode('load-stall', {
       ...(partStructs === undefined ? {} : { snapshotPartStructs: partStructs }),
+      ...(inOneTurn ? { loadCheckStep: 0, openingPartStructs: 0 } : {}),
       ...(postgres ? { databaseUrl: await postgres.createDatabase(`load_stall_${databases++}`) } : {}),
     });
-  const servers: Array<{ name: string; server: PlexusServer }> = [
+  const servers: Array<{ name: string; server: PlexusServer; whole?: boolean }> = [
     { name: 'parts (now)', server: await start(PART_STRUCTS) },
-    { name: 'whole (before)', server: await start(0) },
+    { name: 'whole (before)', server: await start(0, UNCHECKED), whole: true },
+    ...(UNCHECKED ? [{ name: 'parts, check and state in one turn', server: await start(PART_STRUCTS, true) }] : []),
   ];
   console.log(`Opening a large idle workspace beside a typist (opened ${SOCKET_ONLY ? 'by a socket alone' : 'as a browser does'}; stored in ${STORAGE}) — ${machine()}; ${ROUNDS} rounds, load average ${load()}`);
   const delay = monitorEventLoopDelay({ resolution: 1 });
@@ -97,6 +105,12 @@ if (!isMainThread) {
       const notebook = new Y.Doc();
       fillNotebook(notebook, cells, 20, 5);
       const state = Y.encodeStateAsUpdate(notebook);
+      // `--unchecked`: a key typed into the first code cell, stored as a log entry on top of the snapshot.
+      const typedOnTop = (() => {
+        const before = Y.encodeStateVector(notebook);
+        insertCellText(notebook, listCells(notebook).find((c) => c.kind === 'code')!.id, 0, 'k', userOrigin('bench'));
+        return Y.encodeStateAsUpdate(notebook, before);
+      })();
       for (const { server } of servers) {
         ids.push((await server.workspaces.create({ name: `Large ${cells}`, fill: (doc) => Y.applyUpdate(doc, state) })).id);
         small.push((await server.workspaces.create({ name: 'Typing', fill: (doc) => void createCell(doc, { kind: 'code', source: '// typing here', author: 'bench' }, userOrigin('bench')) })).id);
@@ -114,11 +128,12 @@ if (!isMainThread) {
             async () => {
               if (server.hocuspocus.documents.has(id) || server.persistence.unloadFoldsRunning) return false;
               const parts = await server.store.loadParts(id);
-              return parts.entries.length === 0 && (i === 1 || parts.snapshot!.length > 1);
+              return parts.entries.length === 0 && (servers[i]!.whole || parts.snapshot!.length > 1);
             },
             { timeout: 300_000, interval: 100, message: 'idle and stored' },
           );
           results[i]!.parts = (await server.store.loadParts(id)).snapshot!.length;
+          if (UNCHECKED) await server.store.append(id, typedOnTop);
           await ask(typist, { type: 'start', url: server.url, id: small[i]!, token: server.ownerToken });
           // Enabled ahead: the monitor measures a pause from its last tick, and a pause before its first is lost.
           delay.enable();
@@ -145,8 +160,11 @@ if (!isMainThread) {
           return [s.name, x.parts, x.lat.length, fmt(pct(sorted, 50), 1), fmt(pct(sorted, 99), 1), fmt(sorted.at(-1)!, 1), x.over50, `${fmt(median(x.pause), 1)} / ${fmt(Math.max(...x.pause), 1)}`, fmt(median(x.open), 0)];
         }),
       );
-      const [now, before] = results;
-      console.log(`parts / whole: longest pause ${fmt(median(now!.pause) / median(before!.pause), 2)}×, max keystroke ${fmt(Math.max(...now!.lat) / Math.max(...before!.lat), 2)}×, opening ${fmt(median(now!.open) / median(before!.open), 2)}×`);
+      const now = results[0]!;
+      for (let j = 1; j < servers.length; j++) {
+        const other = results[j]!;
+        console.log(`${servers[0]!.name} / ${servers[j]!.name}: longest pause ${fmt(median(now.pause) / median(other.pause), 2)}×, max keystroke ${fmt(Math.max(...now.lat) / Math.max(...other.lat), 2)}×, opening ${fmt(median(now.open) / median(other.open), 2)}×`);
+      }
     }
   } finally {
     await typist.terminate();

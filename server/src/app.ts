@@ -170,7 +170,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const secret = config.secret ? Buffer.from(config.secret, 'utf8') : await storage.tokenSecret();
   const signer = new TokenSigner(secret);
   const guard = new AwarenessGuard();
-  const persistence = new DurablePersistence(store, log, { compactEvery: config.compactEvery, compactIdleMs: config.compactIdleMs, precheck: config.updatePrecheck, replicaPartStructs: config.replicaPartStructs ?? config.snapshotPartStructs });
+  const persistence = new DurablePersistence(store, log, { compactEvery: config.compactEvery, compactIdleMs: config.compactIdleMs, precheck: config.updatePrecheck, replicaPartStructs: config.replicaPartStructs ?? config.snapshotPartStructs, ...(config.loadCheckStep === undefined ? {} : { checkStep: config.loadCheckStep }) });
   // The operator's side: readiness checks, metrics (the store's appends timed), the drain state.
   const readiness = new Readiness([{ name: 'storage', check: () => store.get(READY_PROBE_ID) }]);
   const drainState = new Drain();
@@ -265,6 +265,7 @@ export async function startServer(config: ServerConfig, hooks: ServerHooks = {})
   const openingReads = new OpeningReads(() => hocuspocus, log, {
     storedHead: cluster ? null : (ws) => store.logHead(ws),
     storedState: cluster ? null : (ws) => persistence.collectedSnapshot(ws),
+    partStructs: config.openingPartStructs ?? config.snapshotPartStructs,
   });
   persistence.onLoadedState = (ws, doc, state) => openingReads.keepLoaded(ws, doc, state);
   const hocuspocus: Hocuspocus = new Hocuspocus({

@@ -42,6 +42,10 @@ export interface ServerConfig {
    * variable of its own: benchmarks set it to compare).
    */
   replicaPartStructs?: number;
+  /** Entries of a document's roots (cells) a load's schema check does per turn (collab/recovery.ts); 0: in one turn. Default 200 (benchmarks set it to compare). */
+  loadCheckStep?: number;
+  /** Structs per part when the state a browser fetches while opening is encoded a step per turn (http/opening-reads.ts); 0: in one turn. Default `snapshotPartStructs`. */
+  openingPartStructs?: number;
   /**
    * Accept ordinary updates by the pre-check, without a shadow replica (collab/shadow.ts); off
    * (`PLEXUS_UPDATE_PRECHECK=0`) every update is decided on a shadow kept for each open workspace,

@@ -84,6 +84,43 @@ describe('document schema', () => {
   }
 });
 
+describe('a document checked a share at a time (checkDocumentSteps, as a server loads one)', () => {
+  const stepped = (doc: Y.Doc, perStep: number) => {
+    const steps = S.checkDocumentSteps(doc, undefined, 10_000, perStep);
+    let yields = 0;
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return { violations: step.value, yields };
+      yields++;
+    }
+  };
+  const text = (vs: S.Violation[]) => vs.map((v) => `${v.path}: ${v.problem}`).sort();
+
+  it('finds what the whole check finds, for every document-shape rule broken', () => {
+    let broken = 0;
+    for (const c of violationCases(base).filter((x) => x.writer === 'server')) {
+      const d = copyOf(base, false);
+      d.transact(() => c.mutate(d), originOf(c.writer));
+      const whole = S.checkDocument(d, undefined, 10_000);
+      expect(whole.length, c.rule).toBeGreaterThan(0);
+      expect(text(stepped(d, 1).violations), c.rule).toEqual(text(whole));
+      broken++;
+    }
+    expect(broken).toBeGreaterThan(20);
+    expect(stepped(copyOf(base, false), 3).violations).toEqual([]);
+  });
+
+  it('checks the entries of the roots a share per step', () => {
+    const d = copyOf(base, false);
+    for (let i = 0; i < 500; i++) S.createCell(d, { kind: 'code', source: `const x${i} = ${i};`, author: 'u_ada' }, S.userOrigin('u_ada'));
+    const entries = [...d.share.values()].reduce((n, t) => n + (t as Y.AbstractType<unknown>)._map.size + (t as Y.AbstractType<unknown>)._length, 0);
+    const { violations, yields } = stepped(d, 50);
+    expect(violations).toEqual([]);
+    expect(yields).toBeGreaterThanOrEqual(Math.floor(500 / 50));
+    expect(yields).toBeLessThanOrEqual(Math.ceil(entries / 50) + 1);
+  });
+});
+
 describe('a run written whole when it ended (a plain `exec` value, recordExec)', () => {
   const setExec = (v: unknown) => (d: Y.Doc) => S.getCell(d, 'c_fast')!.map.set('exec', v);
   const good = { runId: 'k_9', state: 'done', requestId: null, trigger: 'request', requestedBy: { id: 'u_ada' }, count: 3, startedAt: 1, endedAt: 2, durationMs: 1, defines: ['z'], outputs: [{ type: 'text', text: '1' }, { type: 'table', rows: [{ a: 1 }], totalRows: 1 }] };

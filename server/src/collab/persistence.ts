@@ -27,7 +27,7 @@ import { FencedError, WorkspaceNotFoundError, type Awaitable, type StoredParts, 
 import { storedUpdates } from '../store/parts.ts';
 import { ProtocolError, closeIfTransient } from './errors.ts';
 import { ShadowValidator, type ValidationStats } from './shadow.ts';
-import { diagnose } from './recovery.ts';
+import { diagnoseInTurns } from './recovery.ts';
 import { documentHasUpdate } from './update-known.ts';
 import { PushedTimeout } from './pushed-timers.ts';
 
@@ -69,6 +69,8 @@ export interface PersistenceOptions {
   precheck?: boolean;
   /** Structs per part when a shadow replica is built from the live document a part per turn (default: the snapshots' PART_STRUCTS; shadow.ts). */
   replicaPartStructs?: number;
+  /** Entries of the document's roots checked per turn when a load checks the schema (default recovery.ts CHECK_STEP; 0: in one turn). */
+  checkStep?: number;
 }
 
 export class DurablePersistence implements Extension {
@@ -151,16 +153,17 @@ export class DurablePersistence implements Extension {
       throw refusal;
     }
     await this.applyStored(documentName, document, parts);
-    // Deleted while it loaded (a load in parts gives the event loop turns): never served.
-    if ((this.deletions.get(documentName) ?? 0) !== deletions) throw new ProtocolError(CloseCodes.NotFound, documentName);
     // A document that would not be valid is never served (clients would render or build on it):
     // its owner recovers it first (recovery.ts). Older documents are migrated after load. A stored
     // state this process has checked (one collected snapshot it wrote or checked, `checked`) is not
-    // checked again: it is what was checked (10,000 cells: ~100 ms of the load; its state is sent
-    // to browsers unchecked on the same grounds, `collectedSnapshot`).
+    // checked again: it is what was checked (its state is sent to browsers unchecked on the same
+    // grounds, `collectedSnapshot`). The check is done a share per turn of the event loop, like the
+    // load of the parts (10,000 cells: ~0.1 s in one turn).
     const alone = parts.snapshot !== null && parts.entries.length === 0 && parts.collected;
     const trusted = alone && this.checked.has(documentName);
-    const diagnosis = trusted ? null : diagnose(document);
+    const diagnosis = trusted ? null : await diagnoseInTurns(document, () => this.turn('checkTurns'), this.opts.checkStep);
+    // Deleted while it loaded (a load in parts gives the event loop turns): never served.
+    if ((this.deletions.get(documentName) ?? 0) !== deletions) throw new ProtocolError(CloseCodes.NotFound, documentName);
     if (trusted) this.loads.trusted++;
     else this.loads.checked++;
     if (diagnosis) {
@@ -202,10 +205,7 @@ export class DurablePersistence implements Extension {
     const saved = observers instanceof Map ? observers.get('update') : undefined;
     if (saved) (observers as Map<string, unknown>).delete('update');
     try {
-      await this.store.applyStored(doc, parts, LOAD_ORIGIN, async () => {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        this.loadTurns++;
-      });
+      await this.store.applyStored(doc, parts, LOAD_ORIGIN, () => this.turn('loadTurns'));
     } catch (e) {
       // Only a stored change that decodes but does not apply gets here (parts.ts skips those that do not decode).
       this.log.error('stored state does not apply', { ws, err: e });
@@ -217,6 +217,12 @@ export class DurablePersistence implements Extension {
 
   /** Turns of the event loop given to others while loading snapshots stored in parts (tests, metrics). */
   loadTurns = 0;
+  /** Turns given to others while loads check a stored state against the schema (tests). */
+  checkTurns = 0;
+  private async turn(counter: 'loadTurns' | 'checkTurns'): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this[counter]++;
+  }
   /** Deletions seen per workspace (`forget`): a load that sees one happen while it runs refuses the document. */
   private readonly deletions = new Map<string, number>();
 

@@ -10,8 +10,12 @@
  * follows joins it instead of loading it again.
  *
  * The encoded state of a large document is kept a while and sent again to the next people who
- * open it (a class opening the same workspace): encoding 15 MiB takes the event loop 200–300 ms
- * per request. It is sent as it is while the document has not changed, and for `reuseMs` after it
+ * open it (a class opening the same workspace): encoding 15 MiB takes 200–300 ms. It is encoded in
+ * parts a step per turn of the event loop (split-state.mjs `cutDocInSteps`, sent as the parts in
+ * one byte string, `packStateParts`, which browsers unpack as they do stored parts), so nobody
+ * else on the node waits for it; a document that changes meanwhile is sent as the parts were
+ * written (every change after that comes with the socket's sync, which starts from the state
+ * vector of what was applied), and the people asking at the same time share one encoding. It is sent as it is while the document has not changed, and for `reuseMs` after it
  * changed: what the browser applies is then a moment old, and its socket's sync brings what changed
  * since (as it always did for changes made while the state was on its way). The state is sent
  * compressed when the browser accepts it (Brotli at its fastest: 15 MiB → ~2.3 MiB), which on a
@@ -39,6 +43,8 @@
 import type { Extension, Hocuspocus, afterLoadDocumentPayload, beforeUnloadDocumentPayload } from '@hocuspocus/server';
 import * as Y from 'yjs';
 import { FIRST_SCREEN_DEFAULTS, FIRST_SCREEN_MAX_CELLS, readFirstScreen, type FirstScreen } from '@plexus/shared';
+import { packStateParts } from '@plexus/shared/state-parts';
+import { PART_STRUCTS, cutDocInSteps } from '../store/split-state.mjs';
 import type { Awaitable } from '../store/storage.ts';
 import type { Logger } from '../log.ts';
 import { bestCoding, compress, type Coding } from './content-coding.ts';
@@ -86,6 +92,8 @@ export interface OpeningReadsOptions {
    * document (several nodes).
    */
   storedState?: ((ws: string) => Awaitable<Uint8Array | null>) | null;
+  /** Structs per part when a large document's state is encoded a step per turn (default PART_STRUCTS; 0: in one turn). */
+  partStructs?: number;
 }
 
 interface KeptState {
@@ -105,6 +113,8 @@ export class OpeningReads implements Extension {
   /** First screens of unloaded documents (as many cells as one may hold), with their size in characters of JSON. */
   private readonly screens = new Map<string, { screen: FirstScreen; chars: number; head: number }>();
   private screenChars = 0;
+  /** States being encoded in parts now, by workspace: people opening one workspace at once share them. */
+  private readonly encoding = new Map<string, { doc: Y.Doc; bytes: Promise<Uint8Array> }>();
   /** Stored states being read and compressed now, by workspace and coding: people opening one idle workspace at once share them. */
   private readonly storedSends = new Map<string, Promise<{ body: Uint8Array; coding: Coding | null } | null>>();
   private closed = false;
@@ -185,7 +195,7 @@ export class OpeningReads implements Extension {
     this.screenChars -= entry.chars;
   }
 
-  /** The whole document of workspace `id` as one update, or null as for `firstScreen`. */
+  /** The whole document of workspace `id` as one update (a large one in parts: `packStateParts`), or null as for `firstScreen`. */
   state(id: string): Promise<Uint8Array | null> {
     return this.read(id, (doc) => this.encoded(id, doc));
   }
@@ -211,8 +221,8 @@ export class OpeningReads implements Extension {
     const stored = await sending;
     if (stored) return { ...stored, sent: () => void this.read(id, () => null) };
     let kept: KeptState | undefined;
-    const raw = await this.read(id, (doc) => {
-      const bytes = this.encoded(id, doc);
+    const raw = await this.read(id, async (doc) => {
+      const bytes = await this.encoded(id, doc);
       kept = this.kept.get(id)?.bytes === bytes ? this.kept.get(id) : undefined;
       return bytes;
     });
@@ -252,18 +262,48 @@ export class OpeningReads implements Extension {
     }
   }
 
-  private encoded(id: string, doc: Y.Doc): Uint8Array {
+  private async encoded(id: string, doc: Y.Doc): Promise<Uint8Array> {
     const k = this.kept.get(id);
     const now = this.reuse.now();
     if (k && k.doc === doc && (k.changedAt === null || now - k.changedAt <= this.reuse.reuseMs)) {
       this.stats.stateReused++;
       return k.bytes;
     }
+    const running = this.encoding.get(id);
+    if (running?.doc === doc) return running.bytes;
     k?.drop();
-    const bytes = Y.encodeStateAsUpdate(doc);
-    this.stats.stateEncoded++;
-    if (!this.closed && bytes.byteLength >= this.reuse.minBytes && bytes.byteLength <= this.reuse.maxBytes) this.keep(id, doc, bytes);
-    return bytes;
+    const cut = cutDocInSteps(doc, this.opts.partStructs ?? PART_STRUCTS);
+    if (!cut) {
+      const bytes = Y.encodeStateAsUpdate(doc);
+      this.stats.stateEncoded++;
+      if (!this.closed && bytes.byteLength >= this.reuse.minBytes && bytes.byteLength <= this.reuse.maxBytes) this.keep(id, doc, bytes, null);
+      return bytes;
+    }
+    // A large document: a step per turn. What changes meanwhile makes the kept state a moment old from then on.
+    let changedAt: number | null = null;
+    const onChange = (tr: Y.Transaction) => {
+      if (changedAt === null && (tr.changed.size || tr.deleteSet.clients.size)) changedAt = this.reuse.now();
+    };
+    doc.on('afterTransaction', onChange);
+    const job: { doc: Y.Doc; bytes: Promise<Uint8Array> } = { doc, bytes: Promise.resolve(new Uint8Array()) };
+    job.bytes = (async () => {
+      try {
+        const parts: Uint8Array[] = [];
+        for (let step = cut.next(); !step.done; step = cut.next()) {
+          if (step.value) parts.push(step.value);
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+        const packed = packStateParts(parts);
+        this.stats.stateEncoded++;
+        if (!this.closed && packed.byteLength >= this.reuse.minBytes && packed.byteLength <= this.reuse.maxBytes) this.keep(id, doc, packed, changedAt);
+        return packed;
+      } finally {
+        doc.off('afterTransaction', onChange);
+        if (this.encoding.get(id) === job) this.encoding.delete(id);
+      }
+    })();
+    this.encoding.set(id, job);
+    return job.bytes;
   }
 
   /**
@@ -273,17 +313,18 @@ export class OpeningReads implements Extension {
   keepLoaded(id: string, doc: Y.Doc, state: Uint8Array): void {
     if (this.closed || state.byteLength < this.reuse.minBytes || state.byteLength > this.reuse.maxBytes) return;
     this.kept.get(id)?.drop();
-    this.keep(id, doc, state);
+    this.keep(id, doc, state, null);
     this.stats.stateFromStorage++;
   }
 
-  private keep(id: string, doc: Y.Doc, bytes: Uint8Array): void {
+  /** Keeps `bytes` as the state of `doc`; `changedAt`: the document changed since they were written (then). */
+  private keep(id: string, doc: Y.Doc, bytes: Uint8Array, changedAt: number | null): void {
     // The oldest first (a Map keeps insertion order) until this one fits.
     for (const old of this.kept.values()) {
       if (this.keptBytes + bytes.byteLength <= this.reuse.maxBytes) break;
       old.drop();
     }
-    const entry: KeptState = { doc, bytes, compressed: new Map(), changedAt: null, drop: () => {} };
+    const entry: KeptState = { doc, bytes, compressed: new Map(), changedAt, drop: () => {} };
     const onChange = (tr: Y.Transaction) => {
       if (entry.changedAt === null && (tr.changed.size || tr.deleteSet.clients.size)) entry.changedAt = this.reuse.now();
     };
@@ -304,7 +345,7 @@ export class OpeningReads implements Extension {
     this.keptBytes += bytes.byteLength;
   }
 
-  private async read<T>(id: string, f: (doc: Y.Doc) => T): Promise<T | null> {
+  private async read<T>(id: string, f: (doc: Y.Doc) => T | Promise<T>): Promise<T | null> {
     if (this.closed) return null;
     // A load holds the event loop (about 1 s for 10,000 cells): a first screen asked for at the
     // same moment, which may be answered from memory, goes first.
@@ -317,7 +358,7 @@ export class OpeningReads implements Extension {
       return null;
     }
     try {
-      return conn.document ? f(conn.document) : null;
+      return conn.document ? await f(conn.document) : null;
     } finally {
       this.linger(conn);
     }

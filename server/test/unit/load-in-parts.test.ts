@@ -81,6 +81,49 @@ describe('loading a snapshot stored in parts', () => {
   });
 });
 
+describe('the schema check of a stored state this process has not checked', () => {
+  // The first load after a restart checks the whole document against the schema (10,000 cells:
+  // ~0.1 s): a share of the cells per turn of the event loop, like the parts of the load.
+  const whole = (opts: { checkStep?: number; bad?: boolean } = {}) => {
+    const store = new WorkspaceStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plexus-load-check-')), 'p.db'));
+    const base = new Y.Doc();
+    for (let i = 0; i < 40; i++) createCell(base, { kind: 'code', source: `const c${i} = ${i};`, author: 'alice' }, userOrigin('alice'));
+    store.create({ id: 'w', name: 'W', state: storableState(Y.encodeStateAsUpdate(base), 0) });
+    if (opts.bad) {
+      const before = Y.encodeStateVector(base);
+      base.getMap('not-a-root').set('x', 1);
+      store.append('w', Y.encodeStateAsUpdate(base, before)); // stored unchecked: older data, a bug
+    }
+    const persistence = new DurablePersistence(store, createLogger('silent'), { compactEvery: 1_000_000, compactIdleMs: 3_600_000, ...(opts.checkStep === undefined ? {} : { checkStep: opts.checkStep }) });
+    return { store, persistence };
+  };
+
+  it('is done a share of the cells per turn, and the document is whole and served after it', async () => {
+    for (const [checkStep, turns] of [[5, 7], [0, 0]] as const) {
+      const { store, persistence } = whole({ checkStep });
+      const doc = new Y.Doc();
+      await load(persistence, doc);
+      expect(persistence.checkTurns).toBeGreaterThanOrEqual(turns);
+      if (!turns) expect(persistence.checkTurns).toBe(0);
+      expect(persistence.loads.checked).toBe(1);
+      expect(listCells(doc)).toHaveLength(40);
+      store.close();
+    }
+  });
+
+  it('still refuses a state that breaks the schema (needs recovery), and a workspace deleted while it is checked', async () => {
+    const broken = whole({ checkStep: 5, bad: true });
+    await expect(load(broken.persistence, new Y.Doc())).rejects.toMatchObject({ code: 4424 });
+    broken.store.close();
+    const deleted = whole({ checkStep: 5 });
+    const loading = load(deleted.persistence, new Y.Doc());
+    await new Promise((resolve) => setImmediate(resolve));
+    deleted.persistence.forget('w');
+    await expect(loading).rejects.toMatchObject({ code: 4404 });
+    deleted.store.close();
+  });
+});
+
 describe('what is stored applies as stored, skipping what no longer decodes', () => {
   /** Overwrites the `n`th log entry (from 1) with bytes no Yjs update decodes, as disk corruption would. */
   const corrupt = (store: WorkspaceStore, n: number) =>

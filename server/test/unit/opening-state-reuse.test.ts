@@ -13,6 +13,7 @@ import { createLogger } from '../../src/log.ts';
 import { OpeningReads, type StateReuse } from '../../src/http/opening-reads.ts';
 import { waitFor } from '@plexus/testkit';
 import { createCell, userOrigin } from '@plexus/shared';
+import { isStateParts, unpackStateParts } from '@plexus/shared/state-parts';
 
 let now = 0;
 const opened: OpeningReads[] = [];
@@ -74,6 +75,40 @@ describe("the state sent to people opening a workspace", () => {
     // The fresh one is kept in turn.
     now += 1;
     expect(await reads.state('w')).toBe(fresh);
+  });
+
+  it('a large document is encoded in parts a step per turn, once for the people asking at the same time; a change meanwhile makes it a moment old', async () => {
+    const { reads, conn } = setUp();
+    // More structs than a part: strings put first one transaction each (appended ones would merge into one).
+    for (let i = 0; i < 2_500; i++) await (await conn('w')).transact((doc) => doc.getArray<string>('lines').insert(0, [`line ${i}`]));
+    let turns = 0;
+    let done = false;
+    const asked = [reads.state('w'), reads.state('w')];
+    void Promise.all(asked).then(() => (done = true));
+    // The document changes while it is encoded: what is sent is the parts as written, whole.
+    await new Promise((resolve) => setImmediate(resolve));
+    await (await conn('w')).transact((doc) => doc.getArray<string>('lines').push(['meanwhile']));
+    while (!done) {
+      await new Promise((resolve) => setImmediate(resolve));
+      turns++;
+    }
+    const [a, b] = (await Promise.all(asked)) as [Uint8Array, Uint8Array];
+    expect(b).toBe(a);
+    expect(isStateParts(a)).toBe(true);
+    expect(turns).toBeGreaterThan(2);
+    expect(reads.stats.stateEncoded).toBe(1);
+    const applied = new Y.Doc();
+    applied.transact(() => unpackStateParts(a).forEach((u) => Y.applyUpdate(applied, u)));
+    expect(applied.store.pendingStructs).toBeNull();
+    const got = applied.getArray<string>('lines').toArray();
+    expect(got.filter((l) => l !== 'meanwhile')).toEqual(Array.from({ length: 2_500 }, (_, i) => `line ${2_499 - i}`));
+    // What it lacks comes with the socket's sync: the diff against its state vector makes it whole.
+    const live = (await conn('w')).document!;
+    Y.applyUpdate(applied, Y.encodeStateAsUpdate(live, Y.encodeStateVector(applied)));
+    expect(applied.getArray('lines').toArray()).toEqual(live.getArray('lines').toArray());
+    // Kept as changed since it was written: sent again only within reuseMs of that change.
+    now += 10_001;
+    expect(await reads.state('w')).not.toBe(a);
   });
 
   it('a deletion counts as a change', async () => {
