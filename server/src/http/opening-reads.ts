@@ -285,24 +285,28 @@ export class OpeningReads implements Extension {
       if (changedAt === null && (tr.changed.size || tr.deleteSet.clients.size)) changedAt = this.reuse.now();
     };
     doc.on('afterTransaction', onChange);
+    // Registered before it starts, so that its end (even a failure in its first step) removes it.
     const job: { doc: Y.Doc; bytes: Promise<Uint8Array> } = { doc, bytes: Promise.resolve(new Uint8Array()) };
+    this.encoding.set(id, job);
     job.bytes = (async () => {
       try {
         const parts: Uint8Array[] = [];
         for (let step = cut.next(); !step.done; step = cut.next()) {
           if (step.value) parts.push(step.value);
           await new Promise<void>((resolve) => setImmediate(resolve));
+          if (this.closed) throw new Error('the server is closing');
         }
         const packed = packStateParts(parts);
         this.stats.stateEncoded++;
-        if (!this.closed && packed.byteLength >= this.reuse.minBytes && packed.byteLength <= this.reuse.maxBytes) this.keep(id, doc, packed, changedAt);
+        // Not kept when it could not be sent again anyway (changed longer ago than reuseMs).
+        const stale = changedAt !== null && this.reuse.now() - changedAt > this.reuse.reuseMs;
+        if (!this.closed && !stale && packed.byteLength >= this.reuse.minBytes && packed.byteLength <= this.reuse.maxBytes) this.keep(id, doc, packed, changedAt);
         return packed;
       } finally {
         doc.off('afterTransaction', onChange);
         if (this.encoding.get(id) === job) this.encoding.delete(id);
       }
     })();
-    this.encoding.set(id, job);
     return job.bytes;
   }
 
@@ -359,6 +363,9 @@ export class OpeningReads implements Extension {
     }
     try {
       return conn.document ? await f(conn.document) : null;
+    } catch (e) {
+      if (this.closed) return null; // an encode stopped by `close`
+      throw e;
     } finally {
       this.linger(conn);
     }
@@ -366,7 +373,8 @@ export class OpeningReads implements Extension {
 
   private linger(conn: Direct): void {
     if (this.closed) {
-      void conn.disconnect();
+      const gone = conn.disconnect().finally(() => this.disconnecting.delete(gone));
+      this.disconnecting.add(gone);
       return;
     }
     const t = setTimeout(() => {
@@ -377,9 +385,15 @@ export class OpeningReads implements Extension {
     this.held.set(conn, t);
   }
 
+  /** Direct connections let go after `close` began (reads that ended since): `close` waits for them. */
+  private readonly disconnecting = new Set<Promise<unknown>>();
+
   /** Lets every held document go (drain, shutdown: before documents are flushed). */
   async close(): Promise<void> {
     this.closed = true;
+    // Encodes in progress stop at their next step; their reads then let their documents go.
+    await Promise.allSettled([...this.encoding.values()].map((j) => j.bytes));
+    await new Promise<void>((resolve) => setImmediate(resolve));
     for (const k of [...this.kept.values()]) k.drop();
     this.screens.clear();
     this.screenChars = 0;
@@ -387,5 +401,6 @@ export class OpeningReads implements Extension {
     for (const t of this.held.values()) clearTimeout(t);
     this.held.clear();
     await Promise.all(conns.map((c) => c.disconnect()));
+    await Promise.all([...this.disconnecting]);
   }
 }

@@ -111,6 +111,20 @@ describe("the state sent to people opening a workspace", () => {
     expect(await reads.state('w')).not.toBe(a);
   });
 
+  it('closing while a large state is encoded stops it and lets its document go before close resolves', async () => {
+    const { reads, conn, hocuspocus } = setUp();
+    for (let i = 0; i < 2_500; i++) await (await conn('w')).transact((doc) => doc.getArray<string>('lines').insert(0, [`line ${i}`]));
+    const doc = hocuspocus.documents.get('w')!;
+    const asked = reads.state('w');
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(doc.getConnectionsCount()).toBe(2); // the test's own and the read's
+    await reads.close();
+    expect(doc.getConnectionsCount()).toBe(1);
+    expect(await asked).toBeNull();
+    expect(reads.stats.stateEncoded).toBe(0);
+  });
+
   it('a deletion counts as a change', async () => {
     const { reads, write, lines, conn } = setUp();
     await write('w', 100, 'a');

@@ -147,7 +147,7 @@ function walkRoots(doc: Y.Doc, schema: DocSchema, report: (p: string, m: string)
   }
 }
 
-/** `defer` (at depth 0 only): receives the check of each entry instead of it being done now. */
+/** `defer` (at depth 0 only): receives the check of each entry (its key, its value, everything inside it) instead of it being done now. */
 function walk(node: Node, t: AnyType, path: string, report: (p: string, m: string) => void, depth: number, defer?: (visit: () => void) => void): void {
   const into = (visit: () => void) => (defer ? defer(visit) : visit());
   switch (node.kind) {
@@ -155,18 +155,14 @@ function walk(node: Node, t: AnyType, path: string, report: (p: string, m: strin
     case 'dict': {
       if (aliveListItems(t).length) report(path, `${node.what} holds keys, not a list`);
       for (const [key, it] of aliveEntries(t)) {
-        const f = node.kind === 'dict' ? (node.key.safeParse(key).success ? node.entry : undefined) : (node.fields[key] ?? node.extra);
-        const p = `${path}/${key}`;
-        if (!f) {
-          report(p, node.kind === 'dict' ? `"${key}" is not a valid key of ${node.what}` : `${node.what} has no key "${key}"`);
-          continue;
-        }
-        const problem = contentProblem(f.node, it.content);
-        if (problem) report(p, problem);
-        else if (it.content instanceof Y.ContentType) {
-          const type = it.content.type;
-          into(() => walk(nodeForType(f.node, type)!, asType(type), p, report, depth + 1));
-        }
+        into(() => {
+          const f = node.kind === 'dict' ? (node.key.safeParse(key).success ? node.entry : undefined) : (node.fields[key] ?? node.extra);
+          const p = `${path}/${key}`;
+          if (!f) return report(p, node.kind === 'dict' ? `"${key}" is not a valid key of ${node.what}` : `${node.what} has no key "${key}"`);
+          const problem = contentProblem(f.node, it.content);
+          if (problem) report(p, problem);
+          else if (it.content instanceof Y.ContentType) walk(nodeForType(f.node, it.content.type)!, asType(it.content.type), p, report, depth + 1);
+        });
       }
       if (node.kind === 'record')
         for (const [k, f] of Object.entries(node.fields)) if (f.required && !(t._map.get(k) && !t._map.get(k)!.deleted)) report(path, `${node.what} needs "${k}"`);
@@ -174,15 +170,14 @@ function walk(node: Node, t: AnyType, path: string, report: (p: string, m: strin
     }
     case 'list':
       if (aliveEntries(t).length) report(path, `${node.what} is a list, not a map`);
-      aliveListItems(t).forEach((it, i) => {
-        const p = `${path}/${i}`;
-        const problem = contentProblem(node.item, it.content);
-        if (problem) report(p, problem);
-        else if (it.content instanceof Y.ContentType) {
-          const type = it.content.type;
-          into(() => walk(nodeForType(node.item, type)!, asType(type), p, report, depth + 1));
-        }
-      });
+      aliveListItems(t).forEach((it, i) =>
+        into(() => {
+          const p = `${path}/${i}`;
+          const problem = contentProblem(node.item, it.content);
+          if (problem) report(p, problem);
+          else if (it.content instanceof Y.ContentType) walk(nodeForType(node.item, it.content.type)!, asType(it.content.type), p, report, depth + 1);
+        }),
+      );
       return;
     case 'text':
       if (aliveEntries(t).length) report(path, `${node.what} has keys`);
