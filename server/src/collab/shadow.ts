@@ -197,9 +197,10 @@ export class ShadowValidator {
         if (next.done) break;
         if (next.value) Y.applyUpdate(shadow, next.value, SHADOW);
       }
-      // It holds what the live document holds: the parts it was loaded from and every change
-      // mirrored since. Anything else (a part that no longer applies here) gives it up.
-      if (shadow.store.pendingStructs || shadow.store.pendingDs || !sameStateVector(shadow, e.live)) throw new Error('the shadow built from stored parts differs from the live document');
+      // It holds what the live document holds: the parts (stored, or cut from the live document)
+      // and every change mirrored since. Anything else (a part that no longer applies here, an
+      // update that reached the live document unmirrored) gives it up.
+      if (shadow.store.pendingStructs || shadow.store.pendingDs || !sameStateVector(shadow, e.live)) throw new Error('the shadow built in parts differs from the live document');
     } catch {
       if (e.shadow === shadow) {
         e.shadow = null; // built from the live document on next use, at once

@@ -227,8 +227,8 @@ class DependencyOrder {
  * changing (a validation replica built from a live document a part per turn, collab/shadow.ts):
  * an iterator whose every `next()` does a bounded share of the work — noting the structs, their
  * clocks and lengths (first step), ordering `8 × partStructs` of them, or writing one part — and
- * yields the part it wrote, or null. Null instead of an iterator when the document is not larger than one part or holds what it
- * could not integrate yet.
+ * yields the part it wrote, or null. Null instead of an iterator when the document is not larger
+ * than one part or holds what it could not integrate yet.
  *
  * A part is written when it is asked for, from the document as it is then: each of its runs is
  * the range of clocks its structs had at the start, written from the structs that hold that range
