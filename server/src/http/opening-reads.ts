@@ -15,8 +15,9 @@
  * one byte string, `packStateParts`, which browsers unpack as they do stored parts), so nobody
  * else on the node waits for it; a document that changes meanwhile is sent as the parts were
  * written (every change after that comes with the socket's sync, which starts from the state
- * vector of what was applied), and the people asking at the same time share one encoding. It is sent as it is while the document has not changed, and for `reuseMs` after it
- * changed: what the browser applies is then a moment old, and its socket's sync brings what changed
+ * vector of what was applied), and the people asking at the same time share one encoding. It is
+ * sent as it is while the document has not changed, and for `reuseMs` after it changed: what the
+ * browser applies is then a moment old, and its socket's sync brings what changed
  * since (as it always did for changes made while the state was on its way). The state is sent
  * compressed when the browser accepts it (Brotli at its fastest: 15 MiB → ~2.3 MiB), which on a
  * real network is most of its time; a kept state keeps its compressed form too. A document loaded
@@ -104,6 +105,9 @@ interface KeptState {
   changedAt: number | null;
   drop: () => void;
 }
+
+/** Whether a transaction changed the document (a type, or a deletion). */
+const changes = (tr: Y.Transaction): boolean => tr.changed.size > 0 || tr.deleteSet.clients.size > 0;
 
 export class OpeningReads implements Extension {
   extensionName = 'plexus-opening-reads';
@@ -276,13 +280,13 @@ export class OpeningReads implements Extension {
     if (!cut) {
       const bytes = Y.encodeStateAsUpdate(doc);
       this.stats.stateEncoded++;
-      if (!this.closed && bytes.byteLength >= this.reuse.minBytes && bytes.byteLength <= this.reuse.maxBytes) this.keep(id, doc, bytes, null);
+      this.keep(id, doc, bytes, null);
       return bytes;
     }
     // A large document: a step per turn. What changes meanwhile makes the kept state a moment old from then on.
     let changedAt: number | null = null;
     const onChange = (tr: Y.Transaction) => {
-      if (changedAt === null && (tr.changed.size || tr.deleteSet.clients.size)) changedAt = this.reuse.now();
+      if (changedAt === null && changes(tr)) changedAt = this.reuse.now();
     };
     doc.on('afterTransaction', onChange);
     // Registered before it starts, so that its end (even a failure in its first step) removes it.
@@ -299,8 +303,7 @@ export class OpeningReads implements Extension {
         const packed = packStateParts(parts);
         this.stats.stateEncoded++;
         // Not kept when it could not be sent again anyway (changed longer ago than reuseMs).
-        const stale = changedAt !== null && this.reuse.now() - changedAt > this.reuse.reuseMs;
-        if (!this.closed && !stale && packed.byteLength >= this.reuse.minBytes && packed.byteLength <= this.reuse.maxBytes) this.keep(id, doc, packed, changedAt);
+        if (changedAt === null || this.reuse.now() - changedAt <= this.reuse.reuseMs) this.keep(id, doc, packed, changedAt);
         return packed;
       } finally {
         doc.off('afterTransaction', onChange);
@@ -315,14 +318,20 @@ export class OpeningReads implements Extension {
    * it had been encoded now, when it is of a size worth keeping.
    */
   keepLoaded(id: string, doc: Y.Doc, state: Uint8Array): void {
-    if (this.closed || state.byteLength < this.reuse.minBytes || state.byteLength > this.reuse.maxBytes) return;
+    if (!this.worthKeeping(state)) return;
     this.kept.get(id)?.drop();
     this.keep(id, doc, state, null);
     this.stats.stateFromStorage++;
   }
 
-  /** Keeps `bytes` as the state of `doc`; `changedAt`: the document changed since they were written (then). */
+  /** A state of a size worth keeping, while not closing. */
+  private worthKeeping(bytes: Uint8Array): boolean {
+    return !this.closed && bytes.byteLength >= this.reuse.minBytes && bytes.byteLength <= this.reuse.maxBytes;
+  }
+
+  /** Keeps `bytes` as the state of `doc` when worth it; `changedAt`: the document changed since they were written (then). */
   private keep(id: string, doc: Y.Doc, bytes: Uint8Array, changedAt: number | null): void {
+    if (!this.worthKeeping(bytes)) return;
     // The oldest first (a Map keeps insertion order) until this one fits.
     for (const old of this.kept.values()) {
       if (this.keptBytes + bytes.byteLength <= this.reuse.maxBytes) break;
@@ -330,7 +339,7 @@ export class OpeningReads implements Extension {
     }
     const entry: KeptState = { doc, bytes, compressed: new Map(), changedAt, drop: () => {} };
     const onChange = (tr: Y.Transaction) => {
-      if (entry.changedAt === null && (tr.changed.size || tr.deleteSet.clients.size)) entry.changedAt = this.reuse.now();
+      if (entry.changedAt === null && changes(tr)) entry.changedAt = this.reuse.now();
     };
     const expiry = setTimeout(() => entry.drop(), this.reuse.keepMs);
     expiry.unref();
